@@ -1,0 +1,25 @@
+"""Numbers and names shared across the package, in one place."""
+
+from __future__ import annotations
+
+PROTOCOL = "hive/1"
+MAX_SKEW_MS = 86_400_000  # entries stamped more than a day ahead are refused
+MAX_ENTRY_BYTES = 96 * 1024  # a message body may be 64 KiB; the rest is envelope
+MAX_NAME_LEN = 64
+ENTRY_FILE = "entry.json"
+
+LOG_REF_PREFIX = "refs/hive/logs/"
+BODIES_REF_PREFIX = "refs/hive/bodies/"
+PRESENCE_REF_PREFIX = "refs/hive/presence/"
+REMOTES_REF_PREFIX = "refs/hive-remotes/"
+PINNED_REF_PREFIX = "refs/hive-pinned/"
+
+LOG_NAMES = ("roster", "team", "project", "mail", "ledger", "personal")
+
+# Repository upkeep: pack when loose objects or refs pile up (costs measured in ECOSYSTEM-NOTES).
+LOOSE_OBJECTS_PACK_THRESHOLD = 2_000
+LOOSE_REFS_PACK_THRESHOLD = 200
+
+INVITE_DEFAULT_TTL_MS = 7 * 86_400_000
+CAS_RETRIES = 50
+STALE_LOCK_SECONDS = 30

@@ -1,0 +1,1 @@
+"""Pure building blocks: canonical bytes, ids, keys, signatures and record types. No git here."""

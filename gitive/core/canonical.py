@@ -1,0 +1,78 @@
+"""Canonical JSON: the one byte form of a record that is hashed and signed.
+
+UTF-8, keys sorted, no insignificant white space, integers only. Floats are refused because their
+text form differs between implementations, and a signature must cover exactly one byte string.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gitive.errors import InvalidRecord
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def _check(value: Any, path: str = "$") -> None:
+    if isinstance(value, float):
+        raise InvalidRecord(f"{path}: floats are not allowed in records; use integers")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise InvalidRecord(f"{path}: object keys must be strings")
+            _check(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check(item, f"{path}[{i}]")
+    elif not (value is None or isinstance(value, (str, int, bool))):
+        raise InvalidRecord(f"{path}: {type(value).__name__} cannot be stored in a record")
+
+
+def dumps(value: Any) -> bytes:
+    """Return the canonical bytes of ``value``.
+
+    Raises:
+        InvalidRecord: ``value`` holds a float or a type JSON cannot carry.
+    """
+    _check(value)
+    return _ENCODER.encode(value).encode("utf-8")
+
+
+def dumps_trusted(value: Any) -> bytes:
+    """Canonical bytes of a value that came out of :func:`loads` (already checked; the hot read path)."""
+    return _ENCODER.encode(value).encode("utf-8")
+
+
+def _no_float(text: str) -> Any:
+    raise InvalidRecord(f"float {text!r} in a record")
+
+
+def _no_constant(text: str) -> Any:
+    raise InvalidRecord(f"{text} in a record")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise InvalidRecord("duplicate key in a record")
+    return out
+
+
+def loads(data: bytes | str) -> Any:
+    """Parse JSON strictly: no floats, no NaN, no duplicate keys.
+
+    Raises:
+        InvalidRecord: the bytes are not strict JSON.
+    """
+    try:
+        return json.loads(
+            data,
+            parse_float=_no_float,
+            parse_constant=_no_constant,
+            object_pairs_hook=_unique_keys,
+        )
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        if isinstance(exc, InvalidRecord):
+            raise
+        raise InvalidRecord(f"not valid JSON: {exc}") from None

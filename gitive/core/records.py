@@ -1,0 +1,132 @@
+"""Record kinds and their shapes: the write-time checks every entry passes before it is signed.
+
+The JSON Schemas in ``refs_schema/`` say the same in a machine-readable form; tests hold the two together.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gitive.constants import LOG_NAMES, MAX_SKEW_MS
+from gitive.core.ids import is_machine_id, is_name
+from gitive.errors import InvalidRecord
+
+ROLES = ("member", "anchor")
+
+# field -> (type, required); "machine" and "name" are checked beyond their type.
+_FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
+    "team": {"name": ("str", True), "founder": ("machine", True)},
+    "member": {
+        "machine": ("machine", True),
+        "person": ("name", True),
+        "name": ("name", True),
+        "role": ("role", True),
+        "active": ("bool", True),
+        "emails": ("list", True),
+        "ts": ("int", True),
+        "admission": ("dict", False),
+    },
+    "invite": {
+        "id": ("hex", True),
+        "key": ("machine", True),
+        "reusable": ("bool", True),
+        "expires": ("int", True),
+        "person": ("name", False),
+        "note": ("str", False),
+    },
+}
+
+KINDS = tuple(_FIELDS)
+
+
+def register_kind(kind: str, fields: dict[str, tuple[str, bool]]) -> None:
+    """Let a higher layer (lessons, mail, …) add its record kind without core importing it."""
+    _FIELDS[kind] = fields
+
+
+def _type_ok(kind: str, value: Any) -> bool:
+    match kind:
+        case "str":
+            return isinstance(value, str)
+        case "int":
+            return isinstance(value, int) and not isinstance(value, bool)
+        case "bool":
+            return isinstance(value, bool)
+        case "list":
+            return isinstance(value, list)
+        case "dict":
+            return isinstance(value, dict)
+        case "machine":
+            return is_machine_id(value)
+        case "name":
+            return is_name(value)
+        case "role":
+            return value in ROLES
+        case "hex":
+            return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+        case "any":
+            return True
+    raise AssertionError(f"unknown field type {kind}")
+
+
+def check_record(record: Any) -> str:
+    """Validate a record; return its kind.
+
+    Raises:
+        InvalidRecord: unknown kind, a missing or mistyped field, or an unknown field.
+    """
+    if not isinstance(record, dict) or not isinstance(record.get("type"), str):
+        raise InvalidRecord("a record must be an object with a string `type`")
+    kind = record["type"]
+    fields = _FIELDS.get(kind)
+    if fields is None:
+        raise InvalidRecord(f"unknown record kind {kind!r}; known kinds: {', '.join(sorted(_FIELDS))}")
+    for name, (ftype, required) in fields.items():
+        if name not in record:
+            if required:
+                raise InvalidRecord(f"{kind} record is missing `{name}`")
+            continue
+        if not _type_ok(ftype, record[name]):
+            raise InvalidRecord(f"{kind} record has a bad `{name}` (expected {ftype}): {record[name]!r:.80}")
+    extra = set(record) - set(fields) - {"type"}
+    if extra:
+        raise InvalidRecord(f"{kind} record has unknown fields: {', '.join(sorted(extra))}")
+    return kind
+
+
+def check_scope(scope: Any) -> None:
+    ok = isinstance(scope, dict) and len(scope) == 1 and (
+        scope.get("team") is True
+        or (isinstance(scope.get("project"), str) and len(scope["project"]) == 64)
+        or is_name(scope.get("personal"))
+    )
+    if not ok:
+        raise InvalidRecord(f"bad scope {scope!r}: use {{team: true}}, {{project: id}} or {{personal: person}}")
+
+
+def check_log_name(log: Any) -> None:
+    if log not in LOG_NAMES:
+        raise InvalidRecord(f"unknown log {log!r}; logs are {', '.join(LOG_NAMES)}")
+
+
+def check_entry(entry: Any, now: int | None = None) -> str:
+    """Validate a ``LogEntry`` body; return its record kind.
+
+    Raises:
+        InvalidRecord: any field is missing or malformed, or the entry is stamped over a day ahead.
+    """
+    if not isinstance(entry, dict):
+        raise InvalidRecord("a log entry must be an object")
+    expected = {"author", "log", "scope", "seq", "at", "record"}
+    if set(entry) != expected:
+        raise InvalidRecord(f"a log entry has exactly the fields {', '.join(sorted(expected))}")
+    if not is_machine_id(entry["author"]):
+        raise InvalidRecord("entry author is not a machine id")
+    check_log_name(entry["log"])
+    check_scope(entry["scope"])
+    for name in ("seq", "at"):
+        if not isinstance(entry[name], int) or isinstance(entry[name], bool) or entry[name] < 1:
+            raise InvalidRecord(f"entry `{name}` must be a positive integer")
+    if now is not None and entry["at"] > now + MAX_SKEW_MS:
+        raise InvalidRecord("entry is stamped more than a day in the future")
+    return check_record(entry["record"])

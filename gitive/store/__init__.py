@@ -1,0 +1,1 @@
+"""Everything that touches git: objects and refs through pygit2, fetch and push through the git CLI."""

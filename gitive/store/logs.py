@@ -1,0 +1,154 @@
+"""Append-only signed logs stored as commit chains under ``refs/hive/logs/<machine>/<log>``.
+
+One entry per commit: the tree holds only ``entry.json`` (the canonical ``Signed<LogEntry>``), the parent is
+the previous entry, and author, committer and message derive from the entry alone, so the same entry has the
+same commit id on every machine. Nothing here touches a working tree or the git index.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+import pygit2
+from nacl.signing import SigningKey
+
+from gitive.constants import CAS_RETRIES, ENTRY_FILE, MAX_ENTRY_BYTES
+from gitive.core import canonical, records, signed
+from gitive.core.clock import now_ms
+from gitive.core.keys import machine_id
+from gitive.errors import InvalidRecord, RaceLost
+from gitive.store import refs
+
+_BLOB = pygit2.enums.FileMode.BLOB
+
+
+class Entry(NamedTuple):
+    """A log entry as read from git: its commit, the signed envelope and the entry body."""
+
+    commit: str
+    parent: str | None
+    signed: dict[str, Any]
+
+    @property
+    def body(self) -> dict[str, Any]:
+        return self.signed["body"]
+
+    @property
+    def seq(self) -> int:
+        return self.signed["body"]["seq"]
+
+    @property
+    def kind(self) -> str:
+        return self.signed["body"]["record"]["type"]
+
+
+def summary(entry: dict[str, Any]) -> str:
+    """The one-line commit message that makes ``git log refs/hive/logs/...`` readable."""
+    record = entry["record"]
+    detail = ""
+    if record["type"] == "member":
+        state = "active" if record["active"] else "inactive"
+        detail = f" {record['person']}/{record['name']} {record['machine'][:12]} {state}"
+    elif isinstance(record.get("id"), str):
+        detail = f" {record['id'][:12]}"
+    return f"{entry['log']} #{entry['seq']}: {record['type']}{detail}"
+
+
+def _write_commit(repo: pygit2.Repository, data: bytes, entry: dict[str, Any], parent: str | None) -> str:
+    blob = repo.create_blob(data)
+    builder = repo.TreeBuilder()
+    builder.insert(ENTRY_FILE, blob, _BLOB)
+    tree = builder.write()
+    who = pygit2.Signature(entry["author"][:16], f"{entry['author']}@hive", entry["at"] // 1000, 0)
+    parents = [pygit2.Oid(hex=parent)] if parent else []
+    return str(repo.create_commit(None, who, who, summary(entry) + "\n", tree, parents))
+
+
+def read_entry(repo: pygit2.Repository, oid: str) -> Entry:
+    """Read and structurally check one entry commit (not its signature: see ``store.verify``).
+
+    Raises:
+        InvalidRecord: the commit is not a well-formed hive entry.
+    """
+    try:
+        commit = repo[oid]
+    except (KeyError, ValueError):
+        raise InvalidRecord(f"object {oid} is missing") from None
+    if not isinstance(commit, pygit2.Commit):
+        raise InvalidRecord(f"{oid} is not a commit")
+    if len(commit.parent_ids) > 1:
+        raise InvalidRecord(f"{oid} has more than one parent")
+    tree = commit.tree
+    if len(tree) != 1 or tree[0].name != ENTRY_FILE or tree[0].type_str != "blob":
+        raise InvalidRecord(f"{oid} does not hold exactly one {ENTRY_FILE}")
+    blob = repo[tree[0].id]
+    if blob.size > MAX_ENTRY_BYTES:
+        raise InvalidRecord(f"{oid} entry is {blob.size} bytes, over the {MAX_ENTRY_BYTES} cap")
+    env = canonical.loads(blob.data)
+    if not isinstance(env, dict) or set(env) != {"body", "by", "sig"}:
+        raise InvalidRecord(f"{oid} entry is not a signed envelope")
+    records.check_entry(env["body"])
+    parent = str(commit.parent_ids[0]) if commit.parent_ids else None
+    return Entry(oid, parent, env)
+
+
+def append(
+    repo: pygit2.Repository,
+    key: SigningKey,
+    team_id: str,
+    log: str,
+    scope: dict[str, Any],
+    record: dict[str, Any],
+    *,
+    at: int | None = None,
+) -> Entry:
+    """Sign ``record`` and append it to this machine's ``log``.
+
+    The ref moves by compare-and-swap from the tip this call read; on a race the entry is rebuilt on the new
+    tip (next seq) and tried again, so parallel writers never lose an entry or leave a gap.
+
+    Raises:
+        InvalidRecord: the record fails its schema or the size cap; nothing was written.
+        RaceLost: other writers won every one of ``CAS_RETRIES`` attempts.
+    """
+    kind = records.check_record(record)
+    author = machine_id(key)
+    name = refs.log_ref(author, log)
+    for attempt in range(CAS_RETRIES):
+        old = refs.tip(repo, name)
+        prev = read_entry(repo, old) if old else None
+        stamp = at if at is not None else now_ms()
+        entry = {"author": author, "log": log, "scope": scope, "seq": prev.seq + 1 if prev else 1,
+                 "at": stamp, "record": record}
+        records.check_entry(entry)
+        envelope = signed.sign(key, team_id, kind, entry)
+        data = canonical.dumps(envelope)
+        if len(data) > MAX_ENTRY_BYTES:
+            raise InvalidRecord(f"entry is {len(data)} bytes, over the {MAX_ENTRY_BYTES} cap")
+        commit = _write_commit(repo, data, entry, old)
+        if refs.set_if_equals(repo, name, old, commit, f"gitive: {summary(entry)}"):
+            return Entry(commit, old, envelope)
+        time.sleep(random.uniform(0.001, 0.005) * (1 + attempt))
+    raise RaceLost(f"could not append to {name}: other writers kept moving it; try again")
+
+
+def walk(repo: pygit2.Repository, tip: str, stop: str | None = None) -> Iterator[Entry]:
+    """Yield entries from ``tip`` back towards the root, stopping before ``stop``.
+
+    Raises:
+        InvalidRecord: a commit on the way is malformed.
+    """
+    oid: str | None = tip
+    while oid and oid != stop:
+        entry = read_entry(repo, oid)
+        yield entry
+        oid = entry.parent
+
+
+def entries(repo: pygit2.Repository, ref: str) -> list[Entry]:
+    """All entries of ``ref`` in seq order (empty if the ref does not exist)."""
+    head = refs.tip(repo, ref)
+    return list(reversed(list(walk(repo, head)))) if head else []

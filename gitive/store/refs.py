@@ -1,0 +1,139 @@
+"""Names of hive refs, compare-and-swap updates, and reading ref tips."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+import pygit2
+
+from gitive.constants import (
+    BODIES_REF_PREFIX,
+    LOG_REF_PREFIX,
+    PINNED_REF_PREFIX,
+    PRESENCE_REF_PREFIX,
+    REMOTES_REF_PREFIX,
+    STALE_LOCK_SECONDS,
+)
+from gitive.core.ids import RefName, is_machine_id
+
+
+def log_ref(machine: str, log: str) -> RefName:
+    return RefName(f"{LOG_REF_PREFIX}{machine}/{log}")
+
+
+def bodies_ref(machine: str) -> RefName:
+    return RefName(f"{BODIES_REF_PREFIX}{machine}")
+
+
+def presence_ref(machine: str) -> RefName:
+    return RefName(f"{PRESENCE_REF_PREFIX}{machine}")
+
+
+def pinned_ref(machine: str, log: str) -> RefName:
+    return RefName(f"{PINNED_REF_PREFIX}logs/{machine}/{log}")
+
+
+class LogRef(NamedTuple):
+    """A log ref as found in a repository: who owns it, which log, and where it came from."""
+
+    name: str
+    source: str  # "local", "pinned", or the remote name
+    machine: str
+    log: str
+
+
+def parse_log_ref(name: str) -> LogRef | None:
+    """Recognise ``refs/hive/logs/<m>/<log>``, ``refs/hive-remotes/<r>/logs/<m>/<log>`` and pins."""
+    if name.startswith(LOG_REF_PREFIX):
+        source, rest = "local", name[len(LOG_REF_PREFIX):]
+    elif name.startswith(PINNED_REF_PREFIX + "logs/"):
+        source, rest = "pinned", name[len(PINNED_REF_PREFIX) + 5:]
+    elif name.startswith(REMOTES_REF_PREFIX):
+        remote, _, tail = name[len(REMOTES_REF_PREFIX):].partition("/")
+        if not tail.startswith("logs/"):
+            return None
+        source, rest = remote, tail[5:]
+    else:
+        return None
+    machine, _, log = rest.partition("/")
+    if not is_machine_id(machine) or not log or "/" in log:
+        return None
+    return LogRef(name, source, machine, log)
+
+
+def tips(repo: pygit2.Repository, prefix: str) -> dict[str, str]:
+    """Map every ref under ``prefix`` to the hex id it points at (symbolic refs skipped)."""
+    out: dict[str, str] = {}
+    for ref in repo.references.iterator():
+        name = ref.name
+        if name.startswith(prefix) and ref.type == pygit2.enums.ReferenceType.DIRECT:
+            out[name] = str(ref.target)
+    return out
+
+
+def tip(repo: pygit2.Repository, name: str) -> str | None:
+    try:
+        return str(repo.references[name].target)
+    except (KeyError, pygit2.InvalidSpecError):
+        return None
+
+
+def _clear_stale_lock(repo: pygit2.Repository, name: str) -> bool:
+    """Remove ``<ref>.lock`` left by a writer killed mid-update; true if one was removed."""
+    lock = Path(repo.path) / f"{name}.lock"
+    try:
+        age = time.time() - lock.stat().st_mtime
+    except FileNotFoundError:
+        return False
+    if age < STALE_LOCK_SECONDS:
+        return False
+    lock.unlink(missing_ok=True)
+    return True
+
+
+def set_if_equals(repo: pygit2.Repository, name: str, old: str | None, new: str, message: str) -> bool:
+    """Point ``name`` at ``new`` only if it still points at ``old`` (None: only if it does not exist).
+
+    The update is atomic (lock file and rename, by libgit2): a process killed at any point leaves
+    either the old or the new tip.
+
+    Returns:
+        True if the ref was moved; False if another writer got there first.
+    """
+    for _ in range(2):
+        try:
+            if old is None:
+                repo.references.create(name, new, force=False)
+                return True
+            ref = repo.references[name]
+            if str(ref.target) != old:
+                return False
+            ref.set_target(new, message)
+            return True
+        except KeyError:
+            return False
+        except (pygit2.AlreadyExistsError, ValueError):
+            return False
+        except (pygit2.GitError, OSError) as exc:
+            text = str(exc)
+            if "old reference value does not match" in text or "reference already exists" in text:
+                return False
+            if "lock" in text and _clear_stale_lock(repo, name):
+                continue
+            if "lock" in text:
+                return False  # a live writer holds the lock: lost this round
+            raise
+    return False
+
+
+def force_set(repo: pygit2.Repository, name: str, new: str, message: str) -> None:
+    """Point ``name`` at ``new`` whatever it held (for refs that are rewritten by design)."""
+    repo.references.create(name, new, force=True)
+
+
+def delete(repo: pygit2.Repository, name: str) -> None:
+    with contextlib.suppress(KeyError):
+        repo.references.delete(name)

@@ -1,0 +1,67 @@
+"""Opening repositories and reading or writing their git config."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pygit2
+
+from gitive.errors import NotARepository
+
+
+def open_repo(path: Path | str | None = None) -> pygit2.Repository:
+    """Open the repository containing ``path`` (default: the current directory).
+
+    Raises:
+        NotARepository: ``path`` is not inside a git repository.
+    """
+    start = str(path or os.getcwd())
+    found = pygit2.discover_repository(start)
+    if found is None:
+        raise NotARepository(f"{start} is not inside a git repository; cd into your project's clone")
+    return pygit2.Repository(found)
+
+
+def git_dir(repo: pygit2.Repository) -> Path:
+    return Path(repo.path)
+
+
+def workdir(repo: pygit2.Repository) -> Path:
+    return Path(repo.workdir or repo.path)
+
+
+def config_get(repo: pygit2.Repository, key: str) -> str | None:
+    try:
+        return repo.config[key]
+    except KeyError:
+        return None
+
+
+def config_set(repo: pygit2.Repository, key: str, value: str) -> None:
+    repo.config[key] = value
+
+
+def config_all(repo: pygit2.Repository, key: str) -> list[str]:
+    try:
+        return [str(v) for v in repo.config.get_multivar(key)]
+    except KeyError:
+        return []
+
+
+def config_add(repo: pygit2.Repository, key: str, value: str) -> None:
+    """Add a value to a multi-valued key unless it is there already (idempotent)."""
+    if value not in config_all(repo, key):
+        # "^$" matches no existing value, so set_multivar appends rather than replaces.
+        repo.config.set_multivar(key, "^$", value)
+
+
+def remotes(repo: pygit2.Repository) -> list[str]:
+    return [r.name for r in repo.remotes]
+
+
+def remote_url(repo: pygit2.Repository, name: str) -> str | None:
+    try:
+        return repo.remotes[name].url
+    except KeyError:
+        return None

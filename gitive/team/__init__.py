@@ -1,0 +1,1 @@
+"""The team: roster merge and admission, invites, and the hive a command works in."""
