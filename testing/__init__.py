@@ -1,0 +1,1 @@
+"""Helpers shared by gitive's tests: hermetic git, throwaway repositories and remotes, record builders."""
