@@ -76,3 +76,23 @@ def loads(data: bytes | str) -> Any:
         if isinstance(exc, InvalidRecord):
             raise
         raise InvalidRecord(f"not valid JSON: {exc}") from None
+
+
+def loads_canonical(data: bytes) -> Any:
+    """Parse bytes that must already be in canonical form (every stored entry is).
+
+    Faster than :func:`loads` on the hot read path: the C parser alone, then one re-encode compared with the
+    input, which refuses duplicate keys, white space and unsorted keys in one check.
+
+    Raises:
+        InvalidRecord: the bytes are not canonical JSON.
+    """
+    try:
+        value = json.loads(data, parse_float=_no_float, parse_constant=_no_constant)
+    except InvalidRecord:
+        raise
+    except (ValueError, RecursionError) as exc:
+        raise InvalidRecord(f"not valid JSON: {exc}") from None
+    if _ENCODER.encode(value).encode("utf-8") != data:
+        raise InvalidRecord("not in canonical form (sorted keys, no white space, no duplicate keys)")
+    return value

@@ -31,6 +31,12 @@ class Entry(NamedTuple):
     commit: str
     parent: str | None
     signed: dict[str, Any]
+    raw: bytes = b""  # the canonical envelope as stored
+
+    @property
+    def body_bytes(self) -> bytes:
+        """Canonical bytes of the body, cut from the stored envelope (keys sort as body, by, sig)."""
+        return self.raw[len(b'{"body":'):self.raw.rindex(b',"by":"')]
 
     @property
     def body(self) -> dict[str, Any]:
@@ -87,12 +93,12 @@ def read_entry(repo: pygit2.Repository, oid: str) -> Entry:
     blob = repo[tree[0].id]
     if blob.size > MAX_ENTRY_BYTES:
         raise InvalidRecord(f"{oid} entry is {blob.size} bytes, over the {MAX_ENTRY_BYTES} cap")
-    env = canonical.loads(blob.data)
-    if not isinstance(env, dict) or set(env) != {"body", "by", "sig"}:
+    env = canonical.loads_canonical(blob.data)
+    if not isinstance(env, dict) or env.keys() != {"body", "by", "sig"}:
         raise InvalidRecord(f"{oid} entry is not a signed envelope")
     records.check_entry(env["body"])
     parent = str(commit.parent_ids[0]) if commit.parent_ids else None
-    return Entry(oid, parent, env)
+    return Entry(oid, parent, env, blob.data)
 
 
 def append(
@@ -130,7 +136,7 @@ def append(
             raise InvalidRecord(f"entry is {len(data)} bytes, over the {MAX_ENTRY_BYTES} cap")
         commit = _write_commit(repo, data, entry, old)
         if refs.set_if_equals(repo, name, old, commit, f"gitive: {summary(entry)}"):
-            return Entry(commit, old, envelope)
+            return Entry(commit, old, envelope, data)
         time.sleep(random.uniform(0.001, 0.005) * (1 + attempt))
     raise RaceLost(f"could not append to {name}: other writers kept moving it; try again")
 

@@ -46,7 +46,9 @@ def check_entry(team_id: str, owner: str, log: str, entry: logs.Entry, expected_
         return problem("wrong-log", f"entry for log {body['log']!r} in log {log!r}")
     if expected_seq is not None and body["seq"] != expected_seq:
         return problem("seq-gap", f"seq {body['seq']} where {expected_seq} was expected")
-    if not signed.signature_ok(team_id, body["record"]["type"], env):
+    ok = (signed.signature_ok_raw(team_id, body["record"]["type"], env["by"], env["sig"], entry.body_bytes)
+          if entry.raw else signed.signature_ok(team_id, body["record"]["type"], env))
+    if not ok:
         return problem("bad-signature", "signature does not verify")
     return None
 

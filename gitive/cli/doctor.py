@@ -1,0 +1,38 @@
+"""``gitive doctor``: report every problem; exit non-zero when there is one."""
+
+from __future__ import annotations
+
+import typer
+
+from gitive.cli.output import console, emit_json
+
+
+def register(app: typer.Typer) -> None:
+    app.command("doctor")(doctor)
+
+
+def doctor(as_json: bool = typer.Option(False, "--json", help="Print problems as JSON.")) -> int:
+    """Check signatures, sequences, equivocation, rollback, unknown signers, refspecs and repository health.
+
+    Exits 1 when any problem is found.
+
+    Example: gitive doctor --json
+    """
+    from gitive.index.doctor import diagnose
+    from gitive.index.refresh import fresh_index
+    from gitive.team.hive import open_hive
+
+    hive = open_hive()
+    with fresh_index(hive) as (conn, _):
+        found = diagnose(hive, conn)
+    if as_json:
+        emit_json({"ok": not found, "problems": found})
+    elif not found:
+        console.print("no problems found")
+    else:
+        for p in found:
+            seq = f" seq {p['seq']}" if p["seq"] else ""
+            console.print(f"[red]{p['kind']}[/] {p['where']}{seq}: {p['detail']}")
+            if p["hint"]:
+                console.print(f"    [dim]{p['hint']}[/]")
+    return 1 if found else 0

@@ -1,0 +1,89 @@
+"""Entry point: the Typer app, its command groups, and the one error handler for all of them."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import traceback
+from pathlib import Path
+
+import click
+import typer
+
+from gitive import __version__
+from gitive.errors import GitiveError
+
+app = typer.Typer(
+    name="gitive",
+    help="Shared, signed memory and presence for a team's coding agents, stored in git.\n\n"
+         "Start: `gitive init --person alice` in your repository, then `gitive invite` and, on a "
+         "teammate's clone, `gitive join CODE --person bob`.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+_registered = False
+
+
+def _register() -> None:
+    global _registered
+    if _registered:
+        return
+    _registered = True
+    from gitive.cli import doctor, index, log, server, sync, team
+
+    team.register(app)
+    sync.register(app)
+    log.register(app)
+    doctor.register(app)
+    app.add_typer(index.app, name="index")
+    app.add_typer(server.app, name="server")
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", help="Print the version and exit.")) -> None:
+    if version:
+        typer.echo(f"gitive {__version__}")
+        raise typer.Exit(0)
+
+
+def _crash_log(exc: BaseException) -> Path:
+    from gitive.core.home import ensure_home
+
+    path = ensure_home() / "logs" / f"crash-{os.getpid()}.log"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(
+        f"gitive {__version__}, Python {platform.python_version()}, {platform.platform()}\n"
+        f"argv: {sys.argv}\n\n{''.join(traceback.format_exception(exc))}"
+    )
+    return path
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the CLI and return the exit code: 0 ok, 1 a gitive error, 2 usage, 3 a bug, 130 interrupted."""
+    _register()
+    try:
+        result = app(args=argv, prog_name="gitive", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        print("interrupted", file=sys.stderr)
+        return 130
+    except GitiveError as exc:
+        print(f"gitive: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # a bug: keep the details, show one line
+        path = _crash_log(exc)
+        print(f"gitive: internal error ({type(exc).__name__}: {exc}); details in {path}", file=sys.stderr)
+        return 3
+    return result if isinstance(result, int) else 0
+
+
+def main() -> None:
+    sys.exit(run())

@@ -1,0 +1,39 @@
+"""Printing for people (Rich) and for programs (``--json``), and progress bars for long work."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+def emit_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, indent=2, sort_keys=True, default=str) + "\n")
+
+
+@contextmanager
+def progress_bar(label: str, enabled: bool = True) -> Iterator[Any]:
+    """Yield a ``(done, total)`` callback that drives a bar on stderr once the work is long enough to show."""
+    if not enabled or not err_console.is_terminal:
+        yield None
+        return
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), console=err_console,
+                  transient=True) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+def short(machine: str) -> str:
+    return machine[:12]

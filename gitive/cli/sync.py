@@ -1,0 +1,47 @@
+"""``gitive sync``: exchange hive refs with every configured remote."""
+
+from __future__ import annotations
+
+import typer
+
+from gitive.cli.output import console, emit_json, progress_bar
+
+
+def register(app: typer.Typer) -> None:
+    app.command("sync")(sync)
+
+
+def sync(
+    remote: str | None = typer.Option(None, "--remote", help="Only this remote (default: every hive remote)."),
+    no_push: bool = typer.Option(False, "--no-push", help="Fetch and verify only."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> int:
+    """Fetch peers' hive refs, verify and index them, and push this machine's own refs.
+
+    Exits 1 when a remote was unreachable or refused a push (each reported in one line).
+
+    Example: gitive sync --remote origin
+    """
+    from gitive.index import sync as syncing
+    from gitive.team.hive import open_hive
+
+    hive = open_hive()
+    with progress_bar("verifying", enabled=not as_json) as progress:
+        report = syncing.run(hive, push=not no_push, progress=progress, only=remote)
+    if as_json:
+        emit_json(report.as_dict())
+        return 0 if report.ok else 1
+    moved = sum(report.fetched.values())
+    console.print(f"fetched {moved} changed refs from {len(report.fetched)} remote(s); "
+                  f"{report.received} new verified entries")
+    for p in report.problems:
+        console.print(f"[yellow]rejected[/] {p['kind']} in {p['source']}"
+                      f"{' seq ' + str(p['seq']) if p['seq'] else ''}: {p['detail']}")
+    for remote_name, pushed in report.pushed.items():
+        if pushed:
+            console.print(f"pushed {len(pushed)} refs to {remote_name}")
+    for remote_name, ref, why in report.rejected:
+        console.print(f"[red]{remote_name} refused {ref}[/]: {why}")
+    for remote_name, why in report.unreachable.items():
+        console.print(f"[red]{remote_name}[/]: {why}")
+    return 0 if report.ok else 1

@@ -1,0 +1,170 @@
+"""``gitive init``, ``invite``, ``join`` and ``team``: founding and growing the roster."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import typer
+
+from gitive.cli.output import console, emit_json, short
+
+team_app = typer.Typer(help="List the team's persons and machines, or remove one.", no_args_is_help=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("init")(init)
+    app.command("invite")(invite)
+    app.command("join")(join)
+    app.add_typer(team_app, name="team")
+
+
+def init(
+    person: str = typer.Option(..., "--person", help="Your name in the team: a-z, 0-9 and -, e.g. alice."),
+    machine: str | None = typer.Option(None, "--machine", help="This machine's name (default: hostname)."),
+    name: str | None = typer.Option(None, "--name", help="The team's display name (default: the repo's)."),
+    team_remote: str | None = typer.Option(
+        None, "--team-remote", help="Keep roster, mail and team lessons in this separate git repository."),
+    email: list[str] = typer.Option([], "--email", help="Extra git author emails of yours (repeatable)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> int:
+    """Found a team in the current repository (you become its founder).
+
+    Example: gitive init --person alice
+    """
+    from gitive.store.repo import open_repo, workdir
+    from gitive.team import ops
+
+    team_name = name or workdir(open_repo()).name
+    done = ops.found(None, person, machine or ops.default_machine_name(), team_name, team_remote, email)
+    if as_json:
+        emit_json(done._asdict())
+        return 0
+    console.print(f"Founded team [bold]{team_name}[/] ({done.team_id}) with {person} as founder.")
+    if done.key_created:
+        console.print("Created this machine's key (mode 0600).")
+    console.print(f"Team store: {done.store}; syncing with: {', '.join(done.remotes) or 'no remote yet'}.")
+    console.print("Everyone who can read this repository's remote can read what gitive stores there.")
+    console.print("Next: `gitive sync` to publish, then `gitive invite` to add a teammate.")
+    return 0
+
+
+def invite(
+    reusable: bool = typer.Option(False, "--reusable", help="Let the code admit several machines."),
+    days: float = typer.Option(7.0, "--days", min=0.01, help="Days until the invite expires."),
+    person: str | None = typer.Option(None, "--person", help="Only admit a machine of this person."),
+    no_push: bool = typer.Option(False, "--no-push", help="Write the invite but do not sync it now."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> int:
+    """Print an invite code that admits a new machine, even while you are offline.
+
+    The code is a secret: send it privately. Only its hash is stored in the team's refs.
+
+    Example: gitive invite --days 2
+    """
+    from gitive.index import sync as syncing
+    from gitive.index.refresh import fresh_index
+    from gitive.team import ops
+    from gitive.team.hive import open_hive
+
+    hive = open_hive()
+    with fresh_index(hive) as (conn, _):
+        code, record = ops.create_invite(hive, conn, reusable=reusable, ttl_ms=int(days * 86_400_000),
+                                         person=person)
+    report = None if no_push else syncing.run(hive)
+    if as_json:
+        emit_json({"code": code, "invite": record, "sync": report.as_dict() if report else None})
+        return 0
+    typer.echo(code)
+    kind = "reusable" if reusable else "one-time"
+    typer.echo(f"# {kind} invite, expires in {days:g} days; on the new machine, in a clone of this "
+               "repository: gitive join CODE --person NAME", err=True)
+    if report and not report.ok:
+        typer.echo("# the invite is not on the remote yet: run `gitive sync` before you go offline", err=True)
+    return 0
+
+
+def join(
+    code: str = typer.Argument(..., help="The invite code from `gitive invite`."),
+    person: str = typer.Option(..., "--person", help="Your name in the team: a-z, 0-9 and -, e.g. bob."),
+    machine: str | None = typer.Option(None, "--machine", help="This machine's name (default: hostname)."),
+    team_remote: str | None = typer.Option(None, "--team-remote", help="The team's separate store, if any."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> int:
+    """Join a team with an invite code, in a clone of the team's repository.
+
+    Example: gitive join gitive-mfrgg... --person bob
+    """
+    from gitive.index.join import join as do_join
+    from gitive.team import ops
+
+    done = do_join(None, code, person, machine or ops.default_machine_name(), team_remote)
+    if as_json:
+        emit_json({"team_id": done.team_id, "machine": done.machine, "person": done.person,
+                   "key_created": done.key_created, "sync": done.report.as_dict()})
+        return 0
+    console.print(f"Joined team {done.team_id} as {person} (machine {short(done.machine)}).")
+    for remote, ref, why in done.report.rejected:
+        console.print(f"[red]push to {remote} refused {ref}: {why}[/]")
+    return 0
+
+
+@team_app.callback(invoke_without_command=True)
+def team_list(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help="Print the roster as JSON."),
+) -> int:
+    """List persons, their machines, roles and status.
+
+    Example: gitive team --json
+    """
+    if ctx.invoked_subcommand:
+        return 0
+    from gitive.index import queries
+    from gitive.index.refresh import fresh_index
+    from gitive.team.hive import open_hive
+
+    hive = open_hive()
+    with fresh_index(hive) as (conn, _):
+        members = queries.members(conn)
+        name = _team_name(conn, hive.founder)
+    if as_json:
+        emit_json({"team_id": hive.team_id, "name": name, "founder": hive.founder, "members": members})
+        return 0
+    console.print(f"Team [bold]{name}[/] ({hive.team_id})")
+    for m in members:
+        status = "active" if m["active"] else "[red]removed[/]"
+        role = " anchor" if m["role"] == "anchor" else ""
+        founder = " founder" if m["machine"] == hive.founder else ""
+        console.print(f"  {m['person']:<16} {m['name']:<20} {short(m['machine'])}  {status}{role}{founder}")
+    return 0
+
+
+def _team_name(conn: sqlite3.Connection, founder: str) -> str:
+    from gitive.index import queries
+
+    teams = queries.verified_entries(conn, log="roster", kind="team", author=founder)
+    return teams[-1]["record"]["name"] if teams else "?"
+
+
+@team_app.command("remove")
+def team_remove(
+    who: str = typer.Argument(..., help="A person (all their machines), person/machine, or a machine id."),
+    no_push: bool = typer.Option(False, "--no-push", help="Sign the removal but do not sync it now."),
+) -> int:
+    """Remove a person or one machine from the team (signed; replicated at the next sync).
+
+    Example: gitive team remove bob/old-laptop
+    """
+    from gitive.index import sync as syncing
+    from gitive.index.refresh import fresh_index
+    from gitive.team import ops
+    from gitive.team.hive import open_hive
+
+    hive = open_hive()
+    with fresh_index(hive) as (conn, _):
+        removed = ops.remove(hive, conn, who)
+    for m in removed:
+        console.print(f"Removed {m['person']}/{m['name']} ({short(m['machine'])}).")
+    if not no_push:
+        syncing.run(hive)
+    return 0

@@ -1,0 +1,1 @@
+"""The local SQLite projection of verified entries: deletable, rebuilt from refs alone."""

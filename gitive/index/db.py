@@ -1,0 +1,76 @@
+"""Opening the index database and migrating its schema in named steps."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from gitive.core.clock import now_ms
+
+# Each step runs once, in order, and is recorded; later issues append steps, never edit old ones.
+MIGRATIONS: list[tuple[str, str]] = [
+    ("0001-entries", """
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE cursors(store TEXT NOT NULL, ref TEXT NOT NULL, tip TEXT NOT NULL, seq INTEGER NOT NULL,
+                             PRIMARY KEY(store, ref));
+        CREATE TABLE logs(author TEXT NOT NULL, log TEXT NOT NULL, hwm INTEGER NOT NULL, head TEXT NOT NULL,
+                          quarantined_from INTEGER, PRIMARY KEY(author, log));
+        CREATE TABLE entries(author TEXT NOT NULL, log TEXT NOT NULL, seq INTEGER NOT NULL,
+                             commit_id TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, at INTEGER NOT NULL,
+                             scope TEXT NOT NULL, envelope TEXT NOT NULL, PRIMARY KEY(author, log, seq));
+        CREATE INDEX entries_kind ON entries(kind, at);
+        CREATE TABLE problems(kind TEXT NOT NULL, source TEXT NOT NULL, commit_id TEXT NOT NULL,
+                              author TEXT, log TEXT, seq INTEGER, detail TEXT NOT NULL,
+                              first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,
+                              PRIMARY KEY(kind, source, commit_id));
+        CREATE TABLE members(machine TEXT PRIMARY KEY, person TEXT NOT NULL, name TEXT NOT NULL,
+                             role TEXT NOT NULL, active INTEGER NOT NULL, emails TEXT NOT NULL,
+                             ts INTEGER NOT NULL, via TEXT NOT NULL, depth INTEGER NOT NULL);
+    """),
+]
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    conn.execute("CREATE TABLE IF NOT EXISTS migrations(name TEXT PRIMARY KEY, at INTEGER NOT NULL)")
+    done = {row[0] for row in conn.execute("SELECT name FROM migrations")}
+    for name, script in MIGRATIONS:
+        if name in done:
+            continue
+        with conn:
+            conn.execute("BEGIN IMMEDIATE")
+            # Another process may have migrated between our read and the lock: check again.
+            if conn.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
+                continue
+            for statement in script.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute("INSERT INTO migrations VALUES (?, ?)", (name, now_ms()))
+
+
+@contextmanager
+def connect(path: Path, *, readonly: bool = False) -> Iterator[sqlite3.Connection]:
+    """A connection that commits on success, rolls back on error, and always closes."""
+    if readonly:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5, isolation_level=None)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        _migrate(conn)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def meta_get(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def meta_set(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                 (key, value))

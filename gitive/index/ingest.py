@@ -1,0 +1,171 @@
+"""Feeding the index: verify what is new under every log ref, union it, and recompute the roster.
+
+A cursor per (store, ref) remembers the tip last ingested, so a sync with nothing new costs one ref
+comparison per log, and a plain ``git fetch`` done by hand is noticed on the next read.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pygit2
+
+from gitive.core.clock import now_ms
+from gitive.store import refs, verify
+from gitive.store.logs import Entry
+from gitive.team import roster as rosters
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class Report:
+    received: int = 0  # new verified entries
+    refs_read: int = 0
+    problems: list[dict[str, Any]] = field(default_factory=list)
+    roster_changed: bool = False
+
+
+def _record_problem(conn: sqlite3.Connection, report: Report, kind: str, source: str, commit: str,
+                    author: str | None, log: str | None, seq: int | None, detail: str) -> None:
+    now = now_ms()
+    conn.execute(
+        "INSERT INTO problems VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(kind, source, commit_id) "
+        "DO UPDATE SET last_seen = excluded.last_seen, detail = excluded.detail",
+        (kind, source, commit, author, log, seq, detail, now, now),
+    )
+    report.problems.append({"kind": kind, "source": source, "commit": commit, "author": author,
+                            "log": log, "seq": seq, "detail": detail})
+
+
+def _known(conn: sqlite3.Connection, author: str, log: str) -> Callable[[str], int | None]:
+    def known(oid: str) -> int | None:
+        row = conn.execute("SELECT seq FROM entries WHERE commit_id = ? AND author = ? AND log = ?",
+                           (oid, author, log)).fetchone()
+        return row[0] if row else None
+    return known
+
+
+def _insert(conn: sqlite3.Connection, report: Report, source: str, new: list[Entry]) -> int:
+    """Insert verified entries; an entry that collides with a different one at the same seq is equivocation."""
+    rows = [(e.body["author"], e.body["log"], e.seq, e.commit, e.kind, e.body["at"],
+             json.dumps(e.body["scope"], sort_keys=True), e.raw.decode()) for e in new]
+    before = conn.total_changes
+    conn.executemany("INSERT OR IGNORE INTO entries VALUES (?,?,?,?,?,?,?,?)", rows)
+    if conn.total_changes - before == len(rows):
+        return len(rows)
+    inserted = 0
+    for entry, row in zip(new, rows, strict=True):
+        other = conn.execute("SELECT commit_id FROM entries WHERE author=? AND log=? AND seq=?",
+                             row[:3]).fetchone()
+        if other and other[0] != entry.commit:
+            author, log, seq = row[:3]
+            _record_problem(conn, report, "equivocation", source, entry.commit, author, log, seq,
+                            f"two different entries claim seq {seq} (other: {other[0][:12]}); both quarantined")
+            conn.execute("UPDATE logs SET quarantined_from = MIN(COALESCE(quarantined_from, ?), ?) "
+                         "WHERE author = ? AND log = ?", (seq, seq, author, log))
+            break
+        inserted += 1
+    return inserted
+
+
+def _ingest_ref(conn: sqlite3.Connection, repo: pygit2.Repository, store: str, team_id: str,
+                ref: refs.LogRef, tip: str, report: Report) -> bool:
+    """Ingest one log ref; return true if it added roster entries."""
+    cursor = conn.execute("SELECT tip, seq FROM cursors WHERE store = ? AND ref = ?",
+                          (store, ref.name)).fetchone()
+    known = _known(conn, ref.machine, ref.log)
+    verified, _ = verify.verify_chain(repo, team_id, ref.name, ref.machine, ref.log, tip, known)
+    if verified.problem:
+        p = verified.problem
+        _record_problem(conn, report, p.kind, ref.name, p.commit, ref.machine, ref.log, p.seq, p.detail)
+    conn.execute("INSERT OR IGNORE INTO logs VALUES (?, ?, 0, '', NULL)", (ref.machine, ref.log))
+    added = _insert(conn, report, ref.name, verified.entries) if verified.entries else 0
+    report.received += added
+    tip_seq = known(tip) or 0
+    if cursor and tip_seq and tip_seq < cursor[1]:
+        _record_problem(conn, report, "rollback", ref.name, tip, ref.machine, ref.log, tip_seq,
+                        f"log went back from seq {cursor[1]} to {tip_seq}; entries already verified are kept")
+    conn.execute(
+        "UPDATE logs SET hwm = s.seq, head = s.commit_id FROM (SELECT seq, commit_id FROM entries "
+        "WHERE author = ? AND log = ? ORDER BY seq DESC LIMIT 1) AS s WHERE author = ? AND log = ?",
+        (ref.machine, ref.log, ref.machine, ref.log),
+    )
+    conn.execute("INSERT INTO cursors VALUES (?,?,?,?) ON CONFLICT(store, ref) DO UPDATE SET "
+                 "tip = excluded.tip, seq = excluded.seq", (store, ref.name, tip, tip_seq))
+    return added > 0 and ref.log == "roster"
+
+
+def _pin(conn: sqlite3.Connection, repo: pygit2.Repository, me: str | None) -> None:
+    """Keep every peer log's verified head reachable locally, so a force-push upstream cannot erase it."""
+    for author, log, head in conn.execute("SELECT author, log, head FROM logs WHERE head != ''"):
+        if author == me or head not in repo:
+            continue
+        name = refs.pinned_ref(author, log)
+        if refs.tip(repo, name) != head:
+            refs.force_set(repo, name, head, "gitive: pin verified head")
+
+
+def current_roster(conn: sqlite3.Connection, team_id: str, founder: str) -> rosters.Roster:
+    """Merge the roster from every verified roster entry in the index (writes nothing)."""
+    rows = conn.execute(
+        "SELECT e.envelope FROM entries e JOIN logs l USING (author, log) WHERE e.log = 'roster' "
+        "AND (l.quarantined_from IS NULL OR e.seq < l.quarantined_from)"
+    ).fetchall()
+    return rosters.merge(team_id, founder, [json.loads(r[0]) for r in rows], now_ms())
+
+
+def recompute_roster(conn: sqlite3.Connection, team_id: str, founder: str, report: Report) -> rosters.Roster:
+    roster = current_roster(conn, team_id, founder)
+    conn.execute("DELETE FROM members")
+    conn.execute("DELETE FROM problems WHERE kind = 'roster-refused'")
+    conn.executemany(
+        "INSERT INTO members VALUES (?,?,?,?,?,?,?,?,?)",
+        [(m.machine, m.person, m.name, m.role, int(m.active), json.dumps(m.emails), m.ts, m.via, m.depth)
+         for m in roster.members.values()],
+    )
+    for env, reason in roster.refused:
+        body = env["body"]
+        row = conn.execute("SELECT commit_id FROM entries WHERE author=? AND log=? AND seq=?",
+                           (body["author"], body["log"], body["seq"])).fetchone()
+        _record_problem(conn, report, "roster-refused", f"{body['author'][:12]}/roster", row[0] if row else "",
+                        body["author"], "roster", body["seq"], reason)
+    return roster
+
+
+def ingest(conn: sqlite3.Connection, stores: list[pygit2.Repository], team_id: str, founder: str,
+           me: str | None = None, progress: Progress | None = None) -> Report:
+    """Verify and index everything new under the log refs of ``stores``, in one transaction."""
+    report = Report()
+    work: list[tuple[pygit2.Repository, str, refs.LogRef, str]] = []
+    for repo in stores:
+        store = repo.path
+        cursors = dict(conn.execute("SELECT ref, tip FROM cursors WHERE store = ?", (store,)).fetchall())
+        for name, tip in refs.tips(repo, "refs/").items():
+            parsed = refs.parse_log_ref(name)
+            if parsed and cursors.get(name) != tip:
+                work.append((repo, store, parsed, tip))
+    if not work and conn.execute("SELECT 1 FROM members LIMIT 1").fetchone():
+        return report
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        # Roster logs first, so a fresh index knows who may sign before it reads anything else.
+        work.sort(key=lambda w: (w[2].log != "roster", w[2].source == "pinned", w[2].name))
+        for done, (repo, store, parsed, tip) in enumerate(work, 1):
+            report.roster_changed |= _ingest_ref(conn, repo, store, team_id, parsed, tip, report)
+            report.refs_read += 1
+            if progress:
+                progress(done, len(work))
+        if report.roster_changed or not conn.execute("SELECT 1 FROM members LIMIT 1").fetchone():
+            recompute_roster(conn, team_id, founder, report)
+        for repo in stores:
+            _pin(conn, repo, me)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return report

@@ -1,0 +1,65 @@
+"""``gitive join``: redeem an invite in a clone, so a new machine joins even while the inviter is offline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+from gitive.core.keys import load_or_create_key, machine_id
+from gitive.errors import GitiveError, NoTeam
+from gitive.index import sync as syncing
+from gitive.index.refresh import fresh_index
+from gitive.store import logs
+from gitive.team import invites, ops
+
+
+class Joined(NamedTuple):
+    team_id: str
+    machine: str
+    person: str
+    key_created: bool
+    report: syncing.SyncReport
+
+
+def join(path: Path | str | None, code_text: str, person: str, machine_name: str,
+         team_remote: str | None = None) -> Joined:
+    """Fetch the team's roster, check the invite against it, then write and push this machine's join entry.
+
+    Nothing is written (no config, no entry) when the code is bad, the invite is unknown, expired or used, or
+    the remote cannot be reached.
+
+    Raises:
+        InviteError, RemoteError, GitiveError: with what is wrong and what to do.
+    """
+    ops.check_name(person, "person name")
+    ops.check_name(machine_name, "machine name")
+    invites.parse(code_text)  # a bad code fails before anything is configured
+    hive, code = ops.join_hive(path, code_text, team_remote)
+    index_existed = hive.index_path.exists()
+    try:
+        fetched = syncing.run(hive, push=False)
+        if fetched.unreachable:
+            raise GitiveError(next(iter(fetched.unreachable.values())))
+        key, created = load_or_create_key()
+        me = machine_id(key)
+        with fresh_index(hive) as (conn, _):
+            member = conn.execute("SELECT active FROM members WHERE machine = ?", (me,)).fetchone()
+            if member and member[0]:
+                raise GitiveError("this machine is already a member of the team; see `gitive team`")
+            ops.check_invite(conn, code, me, person)
+    except BaseException:
+        ops.unjoin(hive)
+        if not index_existed:
+            for suffix in ("", "-wal", "-shm"):
+                hive.index_path.with_name(hive.index_path.name + suffix).unlink(missing_ok=True)
+        raise
+    admission = {"via": "invite", "invite": code.invite_id, "proof": invites.prove(code, me, person)}
+    emails = ops.git_emails(hive.project, [])
+    logs.append(hive.store, key, hive.team_id, "roster", ops.TEAM_SCOPE,
+                ops.member_record(me, person, machine_name, emails, admission))
+    report = syncing.run(hive)
+    with fresh_index(hive) as (conn, _):
+        if not conn.execute("SELECT 1 FROM members WHERE machine = ? AND active = 1", (me,)).fetchone():
+            raise NoTeam("the join entry was written but the roster does not admit this machine; "
+                         "run `gitive doctor` to see why")
+    return Joined(hive.team_id, me, person, created, report)

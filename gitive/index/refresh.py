@@ -1,0 +1,36 @@
+"""Bringing a hive's index up to date before a read: one ref comparison per log when nothing changed."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from gitive.index import db, ingest
+from gitive.team.hive import Hive
+
+
+@contextmanager
+def fresh_index(hive: Hive, progress: ingest.Progress | None = None) -> Iterator[tuple[sqlite3.Connection, ingest.Report]]:
+    """Open the hive's index, ingest anything new under its refs, and yield the connection and report."""
+    with db.connect(hive.index_path) as conn:
+        me = _me_or_none(hive)
+        report = ingest.ingest(conn, hive.stores(), hive.team_id, hive.founder, me, progress)
+        yield conn, report
+
+
+def rebuild(hive: Hive, progress: ingest.Progress | None = None) -> ingest.Report:
+    """Delete the index and recreate it from refs alone."""
+    for suffix in ("", "-wal", "-shm"):
+        hive.index_path.with_name(hive.index_path.name + suffix).unlink(missing_ok=True)
+    with fresh_index(hive, progress) as (_, report):
+        return report
+
+
+def _me_or_none(hive: Hive) -> str | None:
+    from gitive.errors import KeyFileError
+
+    try:
+        return hive.me
+    except KeyFileError:
+        return None

@@ -1,0 +1,79 @@
+"""``gitive sync``: fetch every hive remote, verify and index what came, push this machine's own refs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitive.errors import RemoteError
+from gitive.index import ingest
+from gitive.index.refresh import fresh_index
+from gitive.store import maintenance, sync
+from gitive.store import repo as repos
+from gitive.team.hive import Hive
+
+
+@dataclass
+class SyncReport:
+    fetched: dict[str, int] = field(default_factory=dict)  # remote -> refs that moved
+    received: int = 0
+    problems: list[dict[str, Any]] = field(default_factory=list)
+    pushed: dict[str, list[str]] = field(default_factory=dict)
+    rejected: list[tuple[str, str, str]] = field(default_factory=list)  # (remote, ref, reason)
+    unreachable: dict[str, str] = field(default_factory=dict)  # remote -> one-line reason
+    packed: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.rejected and not self.unreachable
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"fetched": self.fetched, "received": self.received, "problems": self.problems,
+                "pushed": self.pushed, "rejected": [{"remote": r, "ref": f, "reason": why}
+                                                    for r, f, why in self.rejected],
+                "unreachable": self.unreachable, "packed": self.packed, "ok": self.ok}
+
+
+def _remotes(hive: Hive, repo: Any) -> list[str]:
+    return hive.sync_remotes(repo) or repos.remotes(repo)
+
+
+def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = None,
+        only: str | None = None) -> SyncReport:
+    """One sync round. Unreachable remotes and refused pushes are reported, not raised.
+
+    Raises:
+        RemoteError: ``only`` names a remote that does not exist.
+    """
+    report = SyncReport()
+    reached: list[tuple[Any, str]] = []
+    for repo in hive.stores():
+        names = _remotes(hive, repo)
+        if only is not None:
+            if only not in repos.remotes(repo):
+                raise RemoteError(f"no remote named {only!r}; see `git remote -v`")
+            names = [only]
+        for remote in names:
+            try:
+                report.fetched[remote] = len(sync.fetch(repo, remote))
+                reached.append((repo, remote))
+            except RemoteError as exc:
+                report.unreachable[remote] = str(exc)
+    with fresh_index(hive, progress) as (_, ingested):
+        report.received = ingested.received
+        report.problems = ingested.problems
+    if push:
+        me = hive.me
+        for repo, remote in reached:
+            try:
+                result = sync.push(repo, remote, me)
+            except RemoteError as exc:
+                report.unreachable[remote] = str(exc)
+                continue
+            report.pushed[remote] = result.pushed
+            report.rejected += [(remote, ref, why) for ref, why in result.rejected]
+    for repo in hive.stores():
+        if maintenance.needs_packing(maintenance.health(repo)):
+            maintenance.pack(repo)
+            report.packed = True
+    return report

@@ -1,0 +1,202 @@
+"""Founding, inviting, joining and removing: the roster operations behind ``gitive init|invite|join|team``."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import socket
+import sqlite3
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pygit2
+
+from gitive.constants import INVITE_DEFAULT_TTL_MS
+from gitive.core.clock import now_ms
+from gitive.core.home import ensure_home
+from gitive.core.ids import is_name
+from gitive.core.keys import load_or_create_key, machine_id
+from gitive.errors import GitiveError, InvalidRecord, InviteError, NoTeam
+from gitive.store import logs, sync
+from gitive.store import repo as repos
+from gitive.team import invites
+from gitive.team.hive import KEY_FOUNDER, KEY_REMOTE, KEY_STORE, KEY_TEAM, Hive, open_hive
+
+TEAM_SCOPE: dict[str, Any] = {"team": True}
+
+
+def default_machine_name() -> str:
+    slug = re.sub(r"[^a-z0-9-]+", "-", socket.gethostname().lower()).strip("-")
+    return (slug or "machine")[:64]
+
+
+def check_name(value: str, what: str) -> str:
+    if not is_name(value):
+        raise InvalidRecord(f"{what} {value!r} is not allowed: use 1-64 of a-z, 0-9 and -")
+    return value
+
+
+def member_record(machine: str, person: str, name: str, emails: list[str], admission: dict[str, Any] | None,
+            active: bool = True, role: str = "member") -> dict[str, Any]:
+    record = {"type": "member", "machine": machine, "person": person, "name": name, "role": role,
+              "active": active, "emails": emails, "ts": now_ms()}
+    if admission is not None:
+        record["admission"] = admission
+    return record
+
+
+def git_emails(repo: pygit2.Repository, extra: list[str]) -> list[str]:
+    found = repos.config_get(repo, "user.email")
+    return sorted({*extra, *([found] if found else [])})
+
+
+def _store_for(project: pygit2.Repository, team_id: str, team_remote: str | None) -> pygit2.Repository:
+    """The team store: the project itself, or a bare clone of ``team_remote`` under ``$GITIVE_HOME/teams``."""
+    if not team_remote:
+        return project
+    path = ensure_home() / "teams" / f"{team_id}.git"
+    store = pygit2.init_repository(str(path), bare=True)
+    if repos.remote_url(store, "origin") is None:
+        store.remotes.create("origin", team_remote)
+    return store
+
+
+def _configure(project: pygit2.Repository, store: pygit2.Repository, team_id: str, founder: str) -> None:
+    for repo in {project.path: project, store.path: store}.values():
+        repos.config_set(repo, KEY_TEAM, team_id)
+        repos.config_set(repo, KEY_FOUNDER, founder)
+        for remote in repos.remotes(repo):
+            sync.configure_remote(repo, remote)
+            repos.config_add(repo, KEY_REMOTE, remote)
+    if store.path != project.path:
+        repos.config_set(project, KEY_STORE, store.path)
+
+
+class Founded(NamedTuple):
+    team_id: str
+    machine: str
+    key_created: bool
+    store: str
+    remotes: list[str]
+
+
+def found(path: Path | str | None, person: str, machine_name: str, team_name: str,
+          team_remote: str | None = None, emails: list[str] | None = None) -> Founded:
+    """Found a team in the repository at ``path``: a new team id and the founder's signed entries.
+
+    Raises:
+        GitiveError: the repository already belongs to a team, or a name is not allowed.
+    """
+    project = repos.open_repo(path)
+    if repos.config_get(project, KEY_TEAM):
+        raise GitiveError(f"this repository already belongs to team {repos.config_get(project, KEY_TEAM)}; "
+                          "see `gitive team`")
+    check_name(person, "person name")
+    check_name(machine_name, "machine name")
+    key, created = load_or_create_key()
+    me = machine_id(key)
+    team_id = os.urandom(16).hex()
+    store = _store_for(project, team_id, team_remote)
+    founder = member_record(me, person, machine_name, git_emails(project, emails or []), {"via": "founder"})
+    logs.append(store, key, team_id, "roster", TEAM_SCOPE, founder)
+    logs.append(store, key, team_id, "roster", TEAM_SCOPE, {"type": "team", "name": team_name, "founder": me})
+    _configure(project, store, team_id, me)
+    return Founded(team_id, me, created, store.path, repos.remotes(store))
+
+
+def create_invite(hive: Hive, conn: sqlite3.Connection, *, reusable: bool, ttl_ms: int = INVITE_DEFAULT_TTL_MS,
+                  person: str | None = None) -> tuple[str, dict[str, Any]]:
+    """Write an invite to this machine's roster log; return the code to hand over and the record."""
+    _require_active(conn, hive.me)
+    if person:
+        check_name(person, "person name")
+    secret = invites.new_secret()
+    code = invites.InviteCode(hive.team_id, hive.founder, secret)
+    record: dict[str, Any] = {"type": "invite", "id": code.invite_id, "key": machine_id(code.key()),
+                              "reusable": reusable, "expires": now_ms() + ttl_ms}
+    if person:
+        record["person"] = person
+    logs.append(hive.store, hive.key, hive.team_id, "roster", TEAM_SCOPE, record)
+    return code.encode(), record
+
+
+def _require_active(conn: sqlite3.Connection, me: str) -> None:
+    row = conn.execute("SELECT active FROM members WHERE machine = ?", (me,)).fetchone()
+    if not row or not row[0]:
+        raise NoTeam("this machine is not an active member of the team; ask a member for an invite")
+
+
+def check_invite(conn: sqlite3.Connection, code: invites.InviteCode, me: str, person: str) -> None:
+    """Refuse an invite the fetched roster shows to be unknown, expired, used, or for someone else.
+
+    Raises:
+        InviteError: with what is wrong and what to do.
+    """
+    from gitive.index import queries
+
+    found = [e for e in queries.verified_entries(conn, log="roster", kind="invite", limit=100_000)
+             if e["record"]["id"] == code.invite_id]
+    if not found:
+        raise InviteError("this invite is not in the team's roster on the remote: ask the inviter to run "
+                          "`gitive sync`, or for a new invite")
+    record, inviter_person = found[-1]["record"], found[-1]["person"]
+    if record["expires"] < now_ms():
+        raise InviteError("this invite has expired; ask for a new one (`gitive invite`)")
+    if record.get("person") and record["person"] != person:
+        raise InviteError(f"this invite is for person {record['person']!r}, not {person!r}")
+    if not record["reusable"]:
+        from gitive.index.ingest import current_roster
+
+        used_by = current_roster(conn, code.team_id, code.founder).used.get(code.invite_id)
+        if used_by not in (None, me):
+            raise InviteError("this one-time invite was already used; ask for a new one")
+    taken = conn.execute("SELECT COUNT(*) FROM members WHERE person = ? AND active = 1", (person,)).fetchone()[0]
+    if taken and inviter_person != person:
+        raise InviteError(f"person {person!r} already has machines in this team; to add a machine for "
+                          f"{person}, use an invite made on one of {person}'s machines")
+
+
+def remove(hive: Hive, conn: sqlite3.Connection, target: str) -> list[dict[str, Any]]:
+    """Sign departure entries for a person (all their machines), ``person/name``, or a machine id prefix."""
+    from gitive.index import queries
+
+    _require_active(conn, hive.me)
+    members = [m for m in queries.members(conn) if m["active"]]
+    person, _, name = target.partition("/")
+    chosen = [m for m in members if (m["person"] == person and (not name or m["name"] == name))
+              or (len(target) >= 8 and m["machine"].startswith(target))]
+    if not chosen:
+        raise GitiveError(f"no active member matches {target!r}; see `gitive team`")
+    for m in chosen:
+        record = member_record(m["machine"], m["person"], m["name"], m["emails"], None, active=False, role=m["role"])
+        logs.append(hive.store, hive.key, hive.team_id, "roster", TEAM_SCOPE, record)
+    return chosen
+
+
+def join_hive(path: Path | str | None, code_text: str, team_remote: str | None) -> tuple[Hive, invites.InviteCode]:
+    """Configure the repository at ``path`` for the team in ``code_text`` (no entry is written)."""
+    code = invites.parse(code_text)
+    project = repos.open_repo(path)
+    existing = repos.config_get(project, KEY_TEAM)
+    if existing and existing != code.team_id:
+        raise InviteError(f"this repository already belongs to another team ({existing})")
+    if not repos.remotes(project) and not team_remote:
+        raise InviteError("this repository has no remote to find the team on; clone it from the team's "
+                          "remote, or pass --team-remote URL")
+    store = _store_for(project, code.team_id, team_remote)
+    _configure(project, store, code.team_id, code.founder)
+    return open_hive(path), code
+
+
+def unjoin(hive: Hive) -> None:
+    """Undo :func:`join_hive` after a refused invite, so a failed join leaves the repository as it was."""
+    for repo in hive.stores():
+        for key in (KEY_TEAM, KEY_FOUNDER, KEY_STORE):
+            with contextlib.suppress(KeyError):
+                del repo.config[key]
+        for remote in repos.remotes(repo):
+            with contextlib.suppress(KeyError):
+                repo.config.delete_multivar(f"remote.{remote}.fetch", re.escape(sync.fetch_refspec(remote)))
+        with contextlib.suppress(KeyError):
+            repo.config.delete_multivar(KEY_REMOTE, ".*")
