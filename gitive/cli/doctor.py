@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from gitive.cli.output import console, emit_json
+from gitive.cli.output import console, emit_json, ref_label
 
 
 def register(app: typer.Typer) -> None:
@@ -32,7 +32,7 @@ def doctor(as_json: bool = typer.Option(False, "--json", help="Print problems as
     else:
         for p in found:
             seq = f" seq {p['seq']}" if p["seq"] else ""
-            console.print(f"[red]{p['kind']}[/] {p['where']}{seq}: {p['detail']}")
+            console.print(f"[red]{p['kind']}[/] {ref_label(p['where'])}{seq}: {p['detail']}")
             if p["hint"]:
                 console.print(f"    [dim]{p['hint']}[/]")
     return 1 if found else 0

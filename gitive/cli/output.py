@@ -11,8 +11,9 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+# soft_wrap: never break a long line (ref names, ids) when output goes to a file or a pipe.
+console = Console(highlight=False, soft_wrap=True)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def emit_json(value: Any) -> None:
@@ -37,3 +38,13 @@ def progress_bar(label: str, enabled: bool = True) -> Iterator[Any]:
 
 def short(machine: str) -> str:
     return machine[:12]
+
+
+def ref_label(name: str) -> str:
+    """``refs/hive-remotes/origin/logs/<machine>/roster`` -> ``origin:<machine[:12]>/roster``."""
+    from gitive.store.refs import parse_log_ref
+
+    parsed = parse_log_ref(name)
+    if parsed is None:
+        return name
+    return f"{parsed.source}:{short(parsed.machine)}/{parsed.log}"

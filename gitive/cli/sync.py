@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from gitive.cli.output import console, emit_json, progress_bar
+from gitive.cli.output import console, emit_json, progress_bar, ref_label
 
 
 def register(app: typer.Typer) -> None:
@@ -33,9 +33,9 @@ def sync(
         return 0 if report.ok else 1
     moved = sum(report.fetched.values())
     console.print(f"fetched {moved} changed refs from {len(report.fetched)} remote(s); "
-                  f"{report.received} new verified entries")
+                  f"received {report.received} new entries")
     for p in report.problems:
-        console.print(f"[yellow]rejected[/] {p['kind']} in {p['source']}"
+        console.print(f"[yellow]rejected[/] {p['kind']} in {ref_label(p['source'])}"
                       f"{' seq ' + str(p['seq']) if p['seq'] else ''}: {p['detail']}")
     for remote_name, pushed in report.pushed.items():
         if pushed:

@@ -1,0 +1,149 @@
+"""`make demo`: three machines and one bare remote, all in a temporary directory.
+
+Alice founds a team and invites Bob and Carol; each joins from a clone while Alice is offline; everyone
+syncs and sees the same roster; then Mallory, who is not a member, forges entries and every reader refuses
+them. Nothing is left behind outside the temporary directory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+GITIVE = str(Path(sys.executable).with_name("gitive"))
+BOLD, DIM, RED, GREEN, END = "\033[1m", "\033[2m", "\033[31m", "\033[32m", "\033[0m"
+if not sys.stdout.isatty():
+    BOLD = DIM = RED = GREEN = END = ""
+
+
+def step(text: str) -> None:
+    print(f"\n{BOLD}== {text}{END}")
+
+
+class Machine:
+    """One simulated machine: its own $GITIVE_HOME, $HOME and clone of the team's repository."""
+
+    def __init__(self, root: Path, name: str, remote: Path) -> None:
+        self.name = name
+        self.home = root / f"{name}-home"
+        self.home.mkdir()
+        self.clone = root / f"{name}-clone"
+        self.env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
+            "HOME": str(self.home), "GITIVE_HOME": str(self.home / ".gitive"),
+            "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": f"{name}@example.com",
+            "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": f"{name}@example.com",
+        }
+        self.git("clone", "-q", str(remote), str(self.clone), cwd=root)
+
+    def git(self, *args: str, cwd: Path | None = None) -> str:
+        done = subprocess.run(["git", *args], cwd=cwd or self.clone, env=self.env, text=True,
+                              capture_output=True, check=True)
+        return done.stdout
+
+    def gitive(self, *args: str, check: bool = True, show: bool = True) -> subprocess.CompletedProcess[str]:
+        if show:
+            print(f"{DIM}[{self.name}]$ gitive {' '.join(a if len(a) < 40 else a[:24] + '…' for a in args)}{END}")
+        done = subprocess.run([GITIVE, *args], cwd=self.clone, env=self.env, text=True, capture_output=True)
+        if show:
+            for line in (done.stdout + done.stderr).splitlines():
+                print(f"    {line}")
+        if check and done.returncode != 0:
+            raise SystemExit(f"{RED}demo failed: gitive {args[0]} exited {done.returncode}{END}")
+        return done
+
+
+def forge(mallory: Machine, victim_id: str) -> None:
+    """Mallory writes two forgeries with the library, as an attacker with write access to the remote could."""
+    code = f"""
+import pygit2, sys
+from gitive.core.keys import load_or_create_key, machine_id
+from gitive.store import logs, refs
+repo = pygit2.Repository({str(mallory.clone)!r})
+team = repo.config["hive.team"]
+key, _ = load_or_create_key()
+record = {{"type": "invite", "id": "f" * 64, "key": machine_id(key), "reusable": True, "expires": 2**40}}
+# 1. an entry in Mallory's own log: well signed, but Mallory is not on the roster
+logs.append(repo, key, team, "roster", {{"team": True}}, record)
+# 2. an entry placed in Alice's log, pretending to be hers, signed by Mallory's key
+victim = {victim_id!r}
+tip = refs.tip(repo, "refs/hive-remotes/origin/logs/" + victim + "/roster")
+prev = logs.read_entry(repo, tip)
+fake = dict(record, id="e" * 64)
+entry = {{"author": victim, "log": "roster", "scope": {{"team": True}}, "seq": prev.seq + 1,
+          "at": prev.body["at"] + 1, "record": fake}}
+from gitive.core import canonical, signed
+env = signed.sign(key, team, "invite", entry)
+env["by"] = victim  # claim Alice signed it
+commit = logs._write_commit(repo, canonical.dumps(env), entry, tip)
+refs.force_set(repo, "refs/forged", commit, "forge")
+print(machine_id(key))
+"""
+    subprocess.run([sys.executable, "-c", code], env=mallory.env, check=True, capture_output=True, text=True)
+    mallory.git("push", "-q", "origin", "refs/hive/logs/*:refs/hive/logs/*")
+    mallory.git("push", "-q", "-f", "origin", f"refs/forged:refs/hive/logs/{victim_id}/roster")
+
+
+def main() -> int:
+    started = time.monotonic()
+    root = Path(tempfile.mkdtemp(prefix="gitive-demo-"))
+    try:
+        remote = root / "team.git"
+        subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+        step("Alice founds a team in her clone of the team's repository")
+        alice = Machine(root, "alice", remote)
+        alice.git("commit", "-q", "--allow-empty", "-m", "first commit")
+        alice.git("push", "-q", "origin", "HEAD:refs/heads/main")
+        alice.gitive("init", "--person", "alice", "--machine", "laptop", "--name", "acme")
+        alice.gitive("sync")
+
+        step("Alice makes two one-time invites, sends them privately, and goes offline")
+        code_bob = alice.gitive("invite", show=False).stdout.strip()
+        code_carol = alice.gitive("invite", "--days", "1", show=False).stdout.strip()
+        print(f"    invite for Bob:   {code_bob[:30]}…\n    invite for Carol: {code_carol[:30]}…")
+
+        step("Bob and Carol clone the repository and join with their codes")
+        bob = Machine(root, "bob", remote)
+        bob.gitive("join", code_bob, "--person", "bob", "--machine", "desk")
+        carol = Machine(root, "carol", remote)
+        carol.gitive("join", code_carol, "--person", "carol", "--machine", "tower")
+        step("Reusing Bob's one-time code is refused")
+        mallory = Machine(root, "mallory", remote)
+        mallory.gitive("join", code_bob, "--person", "mallory", check=False)
+
+        step("Everyone syncs and lists the roster")
+        for m in (alice, bob, carol):
+            m.gitive("sync", show=False)
+        for m in (alice, bob, carol):
+            m.gitive("team")
+
+        step("Mallory (not a member) pushes forged entries straight to the remote")
+        alice_id = alice.gitive("team", "--json", show=False).stdout
+        import json
+
+        alice_machine = next(x["machine"] for x in json.loads(alice_id)["members"] if x["person"] == "alice")
+        mallory.git("config", "hive.team", json.loads(alice_id)["team_id"])
+        mallory.git("config", "--add", "remote.origin.fetch", "+refs/hive/*:refs/hive-remotes/origin/*")
+        mallory.git("fetch", "-q", "origin")
+        forge(mallory, alice_machine)
+        print("    pushed: one entry under Mallory's own key, one in Alice's log signed by Mallory")
+
+        step("Bob syncs: both forgeries are refused and reported; the roster is unchanged")
+        bob.gitive("sync", check=False)
+        bob.gitive("team")
+        bob.gitive("doctor", check=False)
+
+        elapsed = time.monotonic() - started
+        print(f"\n{GREEN}demo finished in {elapsed:.1f}s; removing {root}{END}")
+        return 0
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
