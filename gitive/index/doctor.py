@@ -20,6 +20,7 @@ _HINTS = {
     "seq-gap": "a log skips or repeats a sequence number; entries after the gap are ignored",
     "malformed": "a commit in a hive log is not a well-formed entry; that log is ignored from there",
     "wrong-log": "an entry names a different log than the ref it sits in; it is ignored",
+    "future": "an entry is stamped more than a day ahead of this clock; it is used once that time comes",
     "roster-refused": "a roster entry broke a membership rule and is ignored",
 }
 

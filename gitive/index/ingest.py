@@ -95,8 +95,11 @@ def _ingest_ref(conn: sqlite3.Connection, repo: pygit2.Repository, store: str, t
         "WHERE author = ? AND log = ? ORDER BY seq DESC LIMIT 1) AS s WHERE author = ? AND log = ?",
         (ref.machine, ref.log, ref.machine, ref.log),
     )
-    conn.execute("INSERT INTO cursors VALUES (?,?,?,?) ON CONFLICT(store, ref) DO UPDATE SET "
-                 "tip = excluded.tip, seq = excluded.seq", (store, ref.name, tip, tip_seq))
+    if verified.problem is None:
+        # A ref with a problem keeps its old cursor, so it is checked again next time: a transient problem
+        # (an entry stamped ahead of our clock) clears by itself, a permanent one stays reported.
+        conn.execute("INSERT INTO cursors VALUES (?,?,?,?) ON CONFLICT(store, ref) DO UPDATE SET "
+                     "tip = excluded.tip, seq = excluded.seq", (store, ref.name, tip, tip_seq))
     return added > 0 and ref.log == "roster"
 
 

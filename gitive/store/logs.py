@@ -18,6 +18,7 @@ from nacl.signing import SigningKey
 from gitive.constants import CAS_RETRIES, ENTRY_FILE, MAX_ENTRY_BYTES
 from gitive.core import canonical, records, signed
 from gitive.core.clock import now_ms
+from gitive.core.ids import is_machine_id
 from gitive.core.keys import machine_id
 from gitive.errors import InvalidRecord, RaceLost
 from gitive.store import refs
@@ -94,7 +95,8 @@ def read_entry(repo: pygit2.Repository, oid: str) -> Entry:
     if blob.size > MAX_ENTRY_BYTES:
         raise InvalidRecord(f"{oid} entry is {blob.size} bytes, over the {MAX_ENTRY_BYTES} cap")
     env = canonical.loads_canonical(blob.data)
-    if not isinstance(env, dict) or env.keys() != {"body", "by", "sig"}:
+    if (not isinstance(env, dict) or env.keys() != {"body", "by", "sig"} or not is_machine_id(env["by"])
+            or not isinstance(env["sig"], str) or len(env["sig"]) != 128):
         raise InvalidRecord(f"{oid} entry is not a signed envelope")
     records.check_entry(env["body"])
     parent = str(commit.parent_ids[0]) if commit.parent_ids else None

@@ -12,13 +12,15 @@ from typing import Any, NamedTuple
 
 import pygit2
 
+from gitive.constants import MAX_SKEW_MS
 from gitive.core import signed
+from gitive.core.clock import now_ms
 from gitive.errors import InvalidRecord
 from gitive.store import logs
 
 
 class Problem(NamedTuple):
-    kind: str  # bad-signature | wrong-signer | malformed | seq-gap | wrong-log | missing-object
+    kind: str  # bad-signature | wrong-signer | malformed | seq-gap | wrong-log | future
     ref: str
     commit: str
     seq: int | None
@@ -33,13 +35,15 @@ class Verified(NamedTuple):
 
 
 def check_entry(team_id: str, owner: str, log: str, entry: logs.Entry, expected_seq: int | None,
-                ref: str = "") -> Problem | None:
+                ref: str = "", now: int | None = None) -> Problem | None:
     """Why ``entry`` cannot be part of ``owner``'s ``log`` at ``expected_seq`` (None if it can)."""
     body, env = entry.body, entry.signed
 
     def problem(kind: str, detail: str) -> Problem:
         return Problem(kind, ref, entry.commit, body.get("seq"), detail)
 
+    if body["at"] > (now if now is not None else now_ms()) + MAX_SKEW_MS:
+        return problem("future", "entry is stamped more than a day in the future; it is refused until then")
     if body["author"] != owner or env["by"] != owner:
         return problem("wrong-signer", f"entry by {env['by'][:12]} in a log owned by {owner[:12]}")
     if body["log"] != log:
@@ -85,8 +89,9 @@ def verify_chain(
     chain.reverse()
     good: list[logs.Entry] = []
     expected = (base_seq or 0) + 1
+    now = now_ms()
     for entry in chain:
-        problem = check_entry(team_id, owner, log, entry, expected, ref)
+        problem = check_entry(team_id, owner, log, entry, expected, ref, now)
         if problem:
             return Verified(good, problem), base_seq
         good.append(entry)
