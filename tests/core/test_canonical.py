@@ -120,3 +120,25 @@ def test_loads_random_bytes_only_raise_invalid_record(data: bytes) -> None:
 def test_loads_json_like_text_only_raises_invalid_record(text: str) -> None:
     with contextlib.suppress(InvalidRecord):  # any other exception fails the test
         canonical.loads(text)
+
+
+@given(json_values)
+def test_loads_canonical_accepts_exactly_the_canonical_bytes(value: Any) -> None:
+    data = canonical.dumps(value)
+    assert canonical.loads_canonical(data) == value
+    pretty = json.dumps(value, indent=1, sort_keys=False).encode()
+    if pretty != data:
+        with pytest.raises(InvalidRecord):
+            canonical.loads_canonical(pretty)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [b'{"b":1,"a":2}', b'{"a": 1}', b' {"a":1}', b'{"a":1}\n', b'{"a":1,"a":1}', b'{"a":"\\u00e9"}', b'[1.0]',
+     b'NaN', b'{"a":1', b"\xef\xbb\xbf{}"],
+    ids=["unsorted", "space", "leading-space", "trailing-newline", "duplicate", "escaped-non-ascii", "float",
+         "nan", "truncated", "bom"],
+)
+def test_loads_canonical_refuses_other_forms(text: bytes) -> None:
+    with pytest.raises(InvalidRecord):
+        canonical.loads_canonical(text)

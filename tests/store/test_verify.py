@@ -199,3 +199,19 @@ def test_check_entry_verifies_entries_built_in_memory() -> None:
     assert verify.check_entry(TEAM_ID, A.id, "team", entry, 1) is None
     forged = logs.Entry("0" * 40, None, {**env, "body": {**env["body"], "at": 5}})
     assert verify.check_entry(TEAM_ID, A.id, "team", forged, 1).kind == "bad-signature"
+
+
+def test_an_entry_stamped_more_than_a_day_ahead_is_refused_until_then(
+    bare_repo: pygit2.Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    day = 86_400_000
+    monkeypatch.setenv("GITIVE_NOW_MS", str(AT))
+    first = logs.append(bare_repo, A.key, TEAM_ID, "team", TEAM_SCOPE, record("now"), at=AT)
+    edge = logs.append(bare_repo, A.key, TEAM_ID, "team", TEAM_SCOPE, record("edge"), at=AT + day)
+    ahead = logs.append(bare_repo, A.key, TEAM_ID, "team", TEAM_SCOPE, record("ahead"), at=AT + day + 1)
+    result, _ = run(bare_repo, ahead.commit)
+    assert [e.commit for e in result.entries] == [first.commit, edge.commit]
+    assert result.problem.kind == "future" and result.problem.seq == 3
+    monkeypatch.setenv("GITIVE_NOW_MS", str(AT + 1))
+    result, _ = run(bare_repo, ahead.commit)
+    assert result.problem is None and len(result.entries) == 3
