@@ -12,6 +12,8 @@ from gitive.core.ids import is_machine_id, is_name
 from gitive.errors import InvalidRecord
 
 ROLES = ("member", "anchor")
+LESSON_KINDS = ("Convention", "Correction", "Gotcha", "Decision", "Routing", "Preference")
+PROJECT_ROLES = ("owner", "member")
 
 # field -> (type, required); "machine" and "name" are checked beyond their type.
 _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
@@ -34,14 +36,39 @@ _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
         "person": ("name", False),
         "note": ("str", False),
     },
+    # Lessons (header; the body lives in the author's body store under body_hash).
+    "lesson": {
+        "id": ("hex", True),
+        "kind": ("lesson-kind", True),
+        "evidence": ("list", True),
+        "tags": ("list", True),
+        "body_hash": ("hex", True),
+        "hearsay": ("bool", True),
+        "supersedes": ("hex", False),
+        "session": ("str", False),
+    },
+    "review": {
+        "about": ("hex", True),
+        "approver": ("name", True),
+        "approved": ("bool", True),
+        "note": ("str", True),
+        "asker": ("str", False),
+        "question": ("str", False),
+        "scope": ("dict", False),
+        "edits": ("hex", False),  # body hash of the reviewer's replacement text, in the reviewer's body store
+        "diff_hash": ("str", False),
+        "base": ("str", False),
+    },
+    "tombstone": {"lesson": ("hex", True), "reason": ("str", True), "bodies": ("list", True)},
+    "project-member": {
+        "project": ("hex", True),
+        "person": ("name", True),
+        "role": ("project-role", True),
+        "confirmed": ("bool", True),
+    },
 }
 
 KINDS = tuple(_FIELDS)
-
-
-def register_kind(kind: str, fields: dict[str, tuple[str, bool]]) -> None:
-    """Let a higher layer (lessons, mail, …) add its record kind without core importing it."""
-    _FIELDS[kind] = fields
 
 
 def _type_ok(kind: str, value: Any) -> bool:
@@ -62,6 +89,10 @@ def _type_ok(kind: str, value: Any) -> bool:
             return is_name(value)
         case "role":
             return value in ROLES
+        case "lesson-kind":
+            return value in LESSON_KINDS
+        case "project-role":
+            return value in PROJECT_ROLES
         case "hex":
             return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
         case "any":

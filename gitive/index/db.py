@@ -29,6 +29,45 @@ MIGRATIONS: list[tuple[str, str]] = [
                              role TEXT NOT NULL, active INTEGER NOT NULL, emails TEXT NOT NULL,
                              ts INTEGER NOT NULL, via TEXT NOT NULL, depth INTEGER NOT NULL);
     """),
+    ("0002-lessons", """
+        CREATE TABLE lessons(id TEXT PRIMARY KEY, author TEXT NOT NULL, log TEXT NOT NULL, seq INTEGER NOT NULL,
+                             scope_kind TEXT NOT NULL, scope_value TEXT NOT NULL, kind TEXT NOT NULL,
+                             evidence TEXT NOT NULL, files TEXT NOT NULL, tags TEXT NOT NULL, supersedes TEXT,
+                             body_hash TEXT NOT NULL, hearsay INTEGER NOT NULL, session TEXT, at INTEGER NOT NULL);
+        CREATE INDEX lessons_supersedes ON lessons(supersedes);
+        CREATE TABLE lesson_bodies(body_hash TEXT PRIMARY KEY, lesson TEXT NOT NULL, text TEXT NOT NULL,
+                                   applicability TEXT NOT NULL, quote TEXT);
+        CREATE TABLE reviews(author TEXT NOT NULL, log TEXT NOT NULL, seq INTEGER NOT NULL, about TEXT NOT NULL,
+                             approver TEXT NOT NULL, approved INTEGER NOT NULL, note TEXT NOT NULL, edits TEXT,
+                             scope TEXT, at INTEGER NOT NULL, PRIMARY KEY(author, log, seq));
+        CREATE INDEX reviews_about ON reviews(about, at);
+        CREATE TABLE tombstones(author TEXT NOT NULL, log TEXT NOT NULL, seq INTEGER NOT NULL,
+                                lesson TEXT NOT NULL, reason TEXT NOT NULL, bodies TEXT NOT NULL,
+                                at INTEGER NOT NULL, applied INTEGER NOT NULL DEFAULT 0,
+                                PRIMARY KEY(author, log, seq));
+        CREATE INDEX tombstones_lesson ON tombstones(lesson);
+        CREATE TABLE refused_bodies(body_hash TEXT PRIMARY KEY, lesson TEXT NOT NULL);
+        CREATE TABLE lesson_stats(lesson TEXT PRIMARY KEY, citations INTEGER NOT NULL DEFAULT 0,
+                                  successes INTEGER NOT NULL DEFAULT 0);
+        CREATE TABLE project_members(author TEXT NOT NULL, log TEXT NOT NULL, seq INTEGER NOT NULL,
+                                     project TEXT NOT NULL, person TEXT NOT NULL, role TEXT NOT NULL,
+                                     confirmed INTEGER NOT NULL, at INTEGER NOT NULL,
+                                     PRIMARY KEY(author, log, seq));
+        CREATE VIRTUAL TABLE lesson_fts USING fts5(lesson UNINDEXED, text, applicability, tags,
+                                                   tokenize = 'porter unicode61')
+    """),
+    ("0003-lesson-state", """
+        CREATE VIEW valid_reviews AS
+            SELECT r.* FROM reviews r JOIN members m ON m.machine = r.author
+            WHERE m.person = r.approver AND m.role != 'anchor' AND (m.active = 1 OR r.at < m.ts);
+        CREATE VIEW visible_lessons AS
+            SELECT l.* FROM lessons l JOIN members m ON m.machine = l.author
+            JOIN logs g ON g.author = l.author AND g.log = l.log
+            WHERE (m.active = 1 OR l.at < m.ts) AND (g.quarantined_from IS NULL OR l.seq < g.quarantined_from);
+        CREATE TABLE lesson_status(lesson TEXT PRIMARY KEY, state TEXT NOT NULL, approver TEXT,
+                                   reviewed_at INTEGER, superseded_by TEXT);
+        CREATE INDEX lesson_status_state ON lesson_status(state)
+    """),
 ]
 
 

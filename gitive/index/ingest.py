@@ -14,7 +14,9 @@ from typing import Any
 
 import pygit2
 
+from gitive.constants import BODIES_REF_PREFIX, REMOTES_REF_PREFIX
 from gitive.core.clock import now_ms
+from gitive.index import lessons as lesson_tables
 from gitive.store import refs, verify
 from gitive.store.logs import Entry
 from gitive.team import roster as rosters
@@ -26,6 +28,7 @@ Progress = Callable[[int, int], None]
 class Report:
     received: int = 0  # new verified entries
     refs_read: int = 0
+    lessons_touched: set[str] = field(default_factory=set)
     problems: list[dict[str, Any]] = field(default_factory=list)
     roster_changed: bool = False
 
@@ -57,12 +60,15 @@ def _insert(conn: sqlite3.Connection, report: Report, source: str, new: list[Ent
     before = conn.total_changes
     conn.executemany("INSERT OR IGNORE INTO entries VALUES (?,?,?,?,?,?,?,?)", rows)
     if conn.total_changes - before == len(rows):
+        _project(conn, report, new)
         return len(rows)
     inserted = 0
     for entry, row in zip(new, rows, strict=True):
         other = conn.execute("SELECT commit_id FROM entries WHERE author=? AND log=? AND seq=?",
                              row[:3]).fetchone()
-        if other and other[0] != entry.commit:
+        if other and other[0] == entry.commit:
+            _project(conn, report, [entry])
+        elif other:
             author, log, seq = row[:3]
             _record_problem(conn, report, "equivocation", source, entry.commit, author, log, seq,
                             f"two different entries claim seq {seq} (other: {other[0][:12]}); both quarantined")
@@ -71,6 +77,14 @@ def _insert(conn: sqlite3.Connection, report: Report, source: str, new: list[Ent
             break
         inserted += 1
     return inserted
+
+
+def _project(conn: sqlite3.Connection, report: Report, new: list[Entry]) -> None:
+    for entry in new:
+        if entry.kind in lesson_tables.KINDS:
+            lesson_tables.project_entry(conn, entry)
+            record = entry.body["record"]
+            report.lessons_touched.add(record.get("id") or record.get("about") or record.get("lesson") or "")
 
 
 def _ingest_ref(conn: sqlite3.Connection, repo: pygit2.Repository, store: str, team_id: str,
@@ -145,14 +159,19 @@ def ingest(conn: sqlite3.Connection, stores: list[pygit2.Repository], team_id: s
     """Verify and index everything new under the log refs of ``stores``, in one transaction."""
     report = Report()
     work: list[tuple[pygit2.Repository, str, refs.LogRef, str]] = []
+    moved_bodies: list[tuple[str, str, str]] = []
     for repo in stores:
         store = repo.path
         cursors = dict(conn.execute("SELECT ref, tip FROM cursors WHERE store = ?", (store,)).fetchall())
         for name, tip in refs.tips(repo, "refs/").items():
+            if cursors.get(name) == tip:
+                continue
             parsed = refs.parse_log_ref(name)
-            if parsed and cursors.get(name) != tip:
+            if parsed:
                 work.append((repo, store, parsed, tip))
-    if not work and conn.execute("SELECT 1 FROM members LIMIT 1").fetchone():
+            elif name.startswith(BODIES_REF_PREFIX) or (name.startswith(REMOTES_REF_PREFIX) and "/bodies/" in name):
+                moved_bodies.append((store, name, tip))
+    if not work and not moved_bodies and conn.execute("SELECT 1 FROM members LIMIT 1").fetchone():
         return report
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -165,6 +184,10 @@ def ingest(conn: sqlite3.Connection, stores: list[pygit2.Repository], team_id: s
                 progress(done, len(work))
         if report.roster_changed or not conn.execute("SELECT 1 FROM members LIMIT 1").fetchone():
             recompute_roster(conn, team_id, founder, report)
+        if report.lessons_touched or moved_bodies or report.roster_changed:
+            lesson_tables.after_ingest(conn, stores, report.lessons_touched - {""}, report.roster_changed)
+        conn.executemany("INSERT INTO cursors VALUES (?,?,?,0) ON CONFLICT(store, ref) DO UPDATE SET "
+                         "tip = excluded.tip", moved_bodies)
         for repo in stores:
             _pin(conn, repo, me)
         conn.execute("COMMIT")

@@ -19,6 +19,11 @@ def fresh_index(hive: Hive, progress: ingest.Progress | None = None) -> Iterator
         yield conn, report
 
 
+def catch_up(hive: Hive, conn: sqlite3.Connection) -> ingest.Report:
+    """Ingest whatever was written since ``conn`` was opened (a check-then-write must see its own writes)."""
+    return ingest.ingest(conn, hive.stores(), hive.team_id, hive.founder, _me_or_none(hive))
+
+
 def rebuild(hive: Hive, progress: ingest.Progress | None = None) -> ingest.Report:
     """Delete the index and recreate it from refs alone."""
     for suffix in ("", "-wal", "-shm"):

@@ -7,6 +7,7 @@ from typing import Any
 
 from gitive.errors import RemoteError
 from gitive.index import ingest
+from gitive.index.lessons import drop_own_bodies
 from gitive.index.refresh import fresh_index
 from gitive.store import maintenance, sync
 from gitive.store import repo as repos
@@ -22,6 +23,7 @@ class SyncReport:
     rejected: list[tuple[str, str, str]] = field(default_factory=list)  # (remote, ref, reason)
     unreachable: dict[str, str] = field(default_factory=dict)  # remote -> one-line reason
     packed: bool = False
+    dropped: int = 0  # body stores rewritten to drop retracted bodies
 
     @property
     def ok(self) -> bool:
@@ -31,7 +33,7 @@ class SyncReport:
         return {"fetched": self.fetched, "received": self.received, "problems": self.problems,
                 "pushed": self.pushed, "rejected": [{"remote": r, "ref": f, "reason": why}
                                                     for r, f, why in self.rejected],
-                "unreachable": self.unreachable, "packed": self.packed, "ok": self.ok}
+                "unreachable": self.unreachable, "packed": self.packed, "dropped": self.dropped, "ok": self.ok}
 
 
 def _remotes(hive: Hive, repo: Any) -> list[str]:
@@ -47,7 +49,7 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
     """
     report = SyncReport()
     reached: list[tuple[Any, str]] = []
-    for repo in hive.stores():
+    for repo in hive.shared_stores():
         names = _remotes(hive, repo)
         if only is not None:
             if only not in repos.remotes(repo):
@@ -59,9 +61,12 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
                 reached.append((repo, remote))
             except RemoteError as exc:
                 report.unreachable[remote] = str(exc)
-    with fresh_index(hive, progress) as (_, ingested):
+    with fresh_index(hive, progress) as (conn, ingested):
         report.received = ingested.received
         report.problems = ingested.problems
+        if push:
+            # A lesson retracted by its reviewer or owner: the author's machine drops the body it serves.
+            report.dropped = drop_own_bodies(hive.stores(), hive.key, hive.team_id, hive.me, conn=conn)
     if push:
         me = hive.me
         for repo, remote in reached:
@@ -72,7 +77,7 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
                 continue
             report.pushed[remote] = result.pushed
             report.rejected += [(remote, ref, why) for ref, why in result.rejected]
-    for repo in hive.stores():
+    for repo in hive.shared_stores():
         if maintenance.needs_packing(maintenance.health(repo)):
             maintenance.pack(repo)
             report.packed = True

@@ -9,6 +9,7 @@ from pathlib import Path
 import pygit2
 from nacl.signing import SigningKey
 
+from gitive.core.home import ensure_home, gitive_home
 from gitive.core.ids import MachineId
 from gitive.core.keys import load_key, machine_id
 from gitive.errors import NoTeam
@@ -18,6 +19,8 @@ KEY_TEAM = "hive.team"
 KEY_FOUNDER = "hive.founder"
 KEY_STORE = "hive.teamStore"
 KEY_REMOTE = "hive.remote"  # multi-valued: the remotes `gitive sync` talks to
+KEY_PROJECT_STORE = "hive.projectStore"  # "team" keeps project lessons in the team store
+PERSONAL_STORE = "personal.git"
 
 
 @dataclass
@@ -39,8 +42,32 @@ class Hive:
     def separate_store(self) -> bool:
         return Path(self.store.path).resolve() != Path(self.project.path).resolve()
 
+    @property
+    def project_store(self) -> pygit2.Repository:
+        """Where project-scope records go: the project repository, or the team store if configured so."""
+        return self.store if repos.config_get(self.project, KEY_PROJECT_STORE) == "team" else self.project
+
+    def personal_store(self, create: bool = False) -> pygit2.Repository | None:
+        """``$GITIVE_HOME/personal.git``: personal-scope records, never pushed to a shared remote."""
+        path = gitive_home() / PERSONAL_STORE
+        if not path.exists():
+            if not create:
+                return None
+            ensure_home()
+            repo = pygit2.init_repository(str(path), bare=True)
+            repos.config_set(repo, KEY_TEAM, self.team_id)
+            return repo
+        return pygit2.Repository(str(path))
+
     def stores(self) -> list[pygit2.Repository]:
-        return [self.store, self.project] if self.separate_store else [self.store]
+        """Every repository whose hive refs this hive reads: team store, project, personal store."""
+        found = [self.store] if not self.separate_store else [self.store, self.project]
+        personal = self.personal_store()
+        return [*found, personal] if personal is not None else found
+
+    def shared_stores(self) -> list[pygit2.Repository]:
+        """The stores that sync with remotes (never the personal store)."""
+        return [self.store] if not self.separate_store else [self.store, self.project]
 
     def sync_remotes(self, repo: pygit2.Repository) -> list[str]:
         return repos.config_all(repo, KEY_REMOTE)

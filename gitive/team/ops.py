@@ -191,7 +191,7 @@ def join_hive(path: Path | str | None, code_text: str, team_remote: str | None) 
 
 def unjoin(hive: Hive) -> None:
     """Undo :func:`join_hive` after a refused invite, so a failed join leaves the repository as it was."""
-    for repo in hive.stores():
+    for repo in hive.shared_stores():
         for key in (KEY_TEAM, KEY_FOUNDER, KEY_STORE):
             with contextlib.suppress(KeyError):
                 del repo.config[key]

@@ -1,0 +1,1 @@
+"""Lessons: what an agent learned, reviewed by a person, recalled by later sessions, forgettable everywhere."""

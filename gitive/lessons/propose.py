@@ -1,0 +1,67 @@
+"""Proposing a lesson: write-time rules, then the body into the body store and the header into the log."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any, NamedTuple
+
+from gitive.index.refresh import catch_up
+from gitive.lessons import evidence as evidence_mod
+from gitive.lessons import model, rules
+from gitive.lessons.placement import place
+from gitive.store import bodies, logs
+from gitive.team.hive import Hive
+
+
+class Proposed(NamedTuple):
+    id: str
+    created: bool  # false: an identical proposal already existed
+    scope: str
+    audience: str
+    hearsay: bool
+
+
+def make_quote(words: str | None, speaker: str | None, about: str | None = None,
+               at: int | None = None) -> dict[str, Any] | None:
+    """A quote record; ``at`` only when known, so the same proposal made twice has the same id."""
+    if not words:
+        return None
+    quote: dict[str, Any] = {"speaker": speaker or "", "words": words}
+    if at is not None:
+        quote["at"] = at
+    if about:
+        quote["about"] = about
+    return quote
+
+
+def propose(hive: Hive, conn: sqlite3.Connection, *, kind: str, text: str, applicability: str = "",
+            quote: dict[str, Any] | None = None, evidence: list[str], tags: list[str] | None = None,
+            scope: str = "project", supersedes: str | None = None, session: str | None = None) -> Proposed:
+    """Check and write a lesson proposal (state ``proposed`` until a person reviews it).
+
+    Raises:
+        InvalidRecord: a write-time rule refused it; nothing was written.
+    """
+    rules.check_kind(kind)
+    rules.check_text(text)
+    resolved = [evidence_mod.resolve(hive.project, spec) for spec in evidence]
+    rules.check_evidence(resolved)
+    hearsay = rules.check_quote(kind, quote, resolved)
+    where = place(hive, conn, scope)
+    items = [r.item for r in resolved]
+    catch_up(hive, conn)
+    lesson = model.lesson_id(hive.me, where.scope, kind, text, applicability, quote, items)
+    if conn.execute("SELECT 1 FROM lessons WHERE id = ?", (lesson,)).fetchone():
+        return Proposed(lesson, False, scope, where.audience, hearsay)
+    body = model.body(text, applicability, quote)
+    digest = model.body_hash(lesson, body)
+    header: dict[str, Any] = {"type": "lesson", "id": lesson, "kind": kind, "evidence": items,
+                              "tags": sorted(set(tags or [])), "body_hash": digest, "hearsay": hearsay}
+    if supersedes:
+        header["supersedes"] = supersedes
+    if session:
+        header["session"] = session
+    # Body first: a header whose body is missing is recoverable, a body without a header is just unused.
+    bodies.put(where.repo, hive.key, hive.team_id, digest, model.body_bytes(body))
+    logs.append(where.repo, hive.key, hive.team_id, where.log, where.scope, header)
+    return Proposed(lesson, True, scope, where.audience, hearsay)

@@ -1,0 +1,44 @@
+"""Retraction: a signed tombstone that makes every reader drop a lesson's bodies and refuse them later."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import NamedTuple
+
+from gitive.errors import GitiveError
+from gitive.index.lessons import drop_own_bodies, may_retract
+from gitive.index.refresh import catch_up
+from gitive.lessons import catalog
+from gitive.lessons.placement import place_like
+from gitive.store import logs
+from gitive.team.hive import Hive
+
+NOT_ERASED = ("Copies a person saved outside gitive, and objects a git host keeps until its own garbage "
+              "collection, are not erased.")
+
+
+class Retracted(NamedTuple):
+    lesson: str
+    dropped_here: int
+
+
+def retract(hive: Hive, conn: sqlite3.Connection, lesson: str, reason: str) -> Retracted:
+    """Write a tombstone for ``lesson`` (author, reviewer or project owner only) and drop our own copies.
+
+    Raises:
+        GitiveError: no reason given, already retracted, or this person may not retract it.
+    """
+    if not reason.strip():
+        raise GitiveError("say why with --reason; it is kept with the tombstone")
+    catch_up(hive, conn)
+    found = catalog.get(conn, lesson)
+    if found["state"] == "retracted":
+        raise GitiveError(f"lesson {lesson[:12]} is already retracted")
+    if not may_retract(conn, hive.me, lesson):
+        raise GitiveError("only the lesson's author, a reviewer of it, or the project's owner may retract it")
+    hashes = sorted({found["body_hash"], *[r[0] for r in conn.execute(
+        "SELECT edits FROM reviews WHERE about = ? AND edits IS NOT NULL", (lesson,))]})
+    where = place_like(hive, conn, found["scope"], found["project"] or "")
+    logs.append(where.repo, hive.key, hive.team_id, where.log, where.scope,
+                {"type": "tombstone", "lesson": lesson, "reason": reason, "bodies": hashes})
+    return Retracted(lesson, drop_own_bodies(hive.stores(), hive.key, hive.team_id, hive.me, hashes))

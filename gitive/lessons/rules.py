@@ -1,0 +1,63 @@
+"""Write-time rules for a proposed lesson: each refusal says what is wrong and what to do."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from gitive.core.records import LESSON_KINDS
+from gitive.errors import InvalidRecord
+from gitive.lessons.evidence import Resolved
+from gitive.lessons.model import MAX_TEXT
+
+NEEDS_QUOTE = ("Preference", "Decision")
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
+                         "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
+                         "\u00ab": '"', "\u00bb": '"', "\u2010": "-", "\u2011": "-", "\u2012": "-",
+                         "\u2013": "-", "\u2014": "-", "\u2015": "-", "\u2212": "-"})
+_SPACE = re.compile(r"\s+")
+
+
+def normalize(text: str) -> str:
+    """Fold typographic quotes and dashes to ASCII and runs of white space to one space; nothing else."""
+    return _SPACE.sub(" ", text.translate(_QUOTES)).strip()
+
+
+def check_kind(kind: str) -> None:
+    if kind not in LESSON_KINDS:
+        raise InvalidRecord(f"unknown lesson kind {kind!r}; use one of {', '.join(LESSON_KINDS)}")
+
+
+def check_text(text: str) -> None:
+    if not text.strip():
+        raise InvalidRecord("a lesson needs text")
+    if len(text) > MAX_TEXT:
+        raise InvalidRecord(f"lesson text is {len(text)} characters; the limit is {MAX_TEXT}: shorten it")
+
+
+def check_quote(kind: str, quote: dict[str, Any] | None, evidence: list[Resolved]) -> bool:
+    """Check the quote rules; return whether the lesson is hearsay.
+
+    A quote about another person than its speaker is hearsay: stored, labelled, never that person's own
+    preference. Where evidence text is reachable here, the quoted words must occur in it literally.
+    """
+    if quote is None:
+        if kind in NEEDS_QUOTE:
+            raise InvalidRecord(f"a {kind} needs a quote: the words of the person it comes from (--quote, --speaker)")
+        return False
+    words = quote.get("words", "")
+    if not isinstance(words, str) or not words.strip() or not quote.get("speaker"):
+        raise InvalidRecord("a quote needs a speaker and the words they said")
+    reachable = [r.text for r in evidence if r.text is not None]
+    if reachable:
+        needle = normalize(words)
+        if not any(needle in normalize(text) for text in reachable):
+            raise InvalidRecord("the quoted words are not in the cited evidence: quote it literally "
+                                "(only quotes, dashes and white space may differ) or cite where it was said")
+    about = quote.get("about")
+    return bool(about) and about != quote["speaker"]
+
+
+def check_evidence(evidence: list[Resolved]) -> None:
+    if not evidence:
+        raise InvalidRecord("a lesson needs evidence: cite or omit (--evidence commit:REV, file:PATH, …)")

@@ -1,0 +1,84 @@
+"""Questions about ordinary git objects (commits, files) asked by higher layers, answered with pygit2."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import pygit2
+
+from gitive.errors import InvalidRecord
+
+
+class CommitText(NamedTuple):
+    commit: str
+    text: str  # the message, then the patch against its first parent
+
+
+class FileAt(NamedTuple):
+    commit: str
+    blob: str
+    data: bytes
+
+
+def _commit(repo: pygit2.Repository, rev: str) -> pygit2.Commit:
+    try:
+        return repo.revparse_single(rev).peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError):
+        raise InvalidRecord(f"commit {rev!r} is not in this repository") from None
+
+
+def commit_text(repo: pygit2.Repository, rev: str) -> CommitText:
+    """A commit's message and diff, the text a quote citing it must come from.
+
+    Raises:
+        InvalidRecord: ``rev`` does not name a commit here.
+    """
+    commit = _commit(repo, rev)
+    diff = repo.diff(commit.parents[0], commit) if commit.parents else commit.tree.diff_to_tree(swap=True)
+    return CommitText(str(commit.id), f"{commit.message}\n{diff.patch or ''}")
+
+
+def file_at(repo: pygit2.Repository, path: str, rev: str = "HEAD") -> FileAt:
+    """A file's blob at a commit.
+
+    Raises:
+        InvalidRecord: no such commit, or no such file (or a directory) at it.
+    """
+    commit = _commit(repo, rev)
+    try:
+        obj = repo[commit.tree[path].id]
+    except KeyError:
+        raise InvalidRecord(f"file {path!r} does not exist at {str(commit.id)[:12]}") from None
+    if not isinstance(obj, pygit2.Blob):
+        raise InvalidRecord(f"{path!r} is a directory at {str(commit.id)[:12]}; cite a file")
+    return FileAt(str(commit.id), str(obj.id), obj.data)
+
+
+def head_blob(repo: pygit2.Repository, path: str) -> str | None:
+    """The blob id of ``path`` at HEAD (None if absent or HEAD is unborn)."""
+    try:
+        head = repo.head.peel(pygit2.Commit)
+        return str(head.tree[path].id)
+    except (pygit2.GitError, KeyError, ValueError):
+        return None
+
+
+def recent_author_emails(repo: pygit2.Repository, paths: list[str], since_days: int = 30) -> list[str]:
+    """Author emails of the commits that touched ``paths`` in the last ``since_days`` days, one per commit."""
+    from gitive.store import git
+
+    if not paths:
+        return []
+    code, out, _ = git.run(["log", f"--since={since_days}.days", "--format=%ae", "--no-merges", "--", *paths],
+                           cwd=repo.workdir or repo.path, check=False)
+    return [line.strip().lower() for line in out.splitlines() if line.strip()] if code == 0 else []
+
+
+def read_head_file(repo: pygit2.Repository, path: str) -> str | None:
+    """A file's text at HEAD, or None."""
+    try:
+        head = repo.head.peel(pygit2.Commit)
+        obj = repo[head.tree[path].id]
+    except (pygit2.GitError, KeyError, ValueError):
+        return None
+    return obj.data.decode("utf-8", "replace") if isinstance(obj, pygit2.Blob) else None
