@@ -1,0 +1,131 @@
+"""Helpers shared by gitive's benchmarks: hermetic git, subprocess timing, and printing figures.
+
+Benchmarks run the real ``git`` CLI, the real ``gitive`` CLI and gitive's library against temp directories;
+nothing is mocked. Every git setting that could leak from the user's machine (global config, hooks templates,
+identity) is replaced by a hermetic one under the benchmark's cache directory.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+IDENTITY = ("gitive-bench", "bench@gitive.invalid")
+
+# Variables that would point git (or gitive) at another repository or leak a user's setup into a run.
+_LEAKY = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
+          "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
+          "GIT_CONFIG_COUNT", "GIT_TRACE", "GIT_TRACE_PACKET", "GIT_PAGER", "GIT_EDITOR", "GITIVE_HOME",
+          "GITIVE_NOW_MS", "XDG_CONFIG_HOME")
+
+
+def hermetic_git(base: Path) -> None:
+    """Make this process, its children and libgit2 use only a git config under ``base`` (call before any git)."""
+    home = base / "home"
+    templates = base / "git-templates"
+    empty = base / "empty-config"
+    for d in (home, templates, empty):
+        d.mkdir(parents=True, exist_ok=True)
+    gitconfig = home / ".gitconfig"
+    gitconfig.write_text(
+        f"[user]\n\tname = {IDENTITY[0]}\n\temail = {IDENTITY[1]}\n"
+        "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgSign = false\n[gc]\n\tauto = 0\n"
+    )
+    for name in _LEAKY:
+        os.environ.pop(name, None)
+    os.environ.update({
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": str(gitconfig),
+        "GIT_TEMPLATE_DIR": str(templates),
+        "GIT_TERMINAL_PROMPT": "0",
+    })
+    import pygit2
+
+    levels = pygit2.enums.ConfigLevel
+    pygit2.settings.search_path[levels.GLOBAL] = str(home)
+    for level in (levels.XDG, levels.SYSTEM, levels.PROGRAMDATA):
+        pygit2.settings.search_path[level] = str(empty)
+
+
+def run(cmd: Sequence[str | os.PathLike[str]], cwd: Path | str | None = None, *,
+        env: dict[str, str] | None = None, input: bytes | None = None, check: bool = True) -> str:
+    """Run ``cmd``; return stdout as text. Raises RuntimeError with stderr when it fails and ``check``."""
+    proc = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, input=input, capture_output=True,
+                          stdin=None if input is not None else subprocess.DEVNULL)
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n"
+                           f"{proc.stderr.decode('utf-8', 'replace')}{proc.stdout.decode('utf-8', 'replace')}")
+    return proc.stdout.decode("utf-8", "replace")
+
+
+def git(*args: str | os.PathLike[str], cwd: Path | str | None = None, input: bytes | None = None,
+        env: dict[str, str] | None = None) -> str:
+    return run(["git", *args], cwd=cwd, input=input, env=env)
+
+
+def timed(fn: Callable[[], T]) -> tuple[float, T]:
+    """Wall-clock seconds of ``fn()`` and its result."""
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def timed_cpu(fn: Callable[[], T]) -> tuple[float, float, T]:
+    """Wall-clock and CPU seconds (this process, all threads) of ``fn()``, and its result.
+
+    On a busy machine the wall time grows with other processes' load; the CPU time much less.
+    """
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = fn()
+    return time.perf_counter() - wall, time.process_time() - cpu, result
+
+
+def load() -> str:
+    """The 1-minute load average and the core count, to judge whether other work disturbed a run."""
+    return f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
+
+
+def time_command(cmd: Sequence[str | os.PathLike[str]], cwd: Path, env: dict[str, str] | None = None) -> float:
+    """Wall-clock seconds of one run of ``cmd`` as a subprocess (start-up included); it must succeed."""
+    seconds, _ = timed(lambda: run(cmd, cwd=cwd, env=env))
+    return seconds
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+def dir_size(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def mib(n: int) -> str:
+    return f"{n / 1024 / 1024:.1f} MiB"
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms"
+
+
+def target(ok: bool) -> str:
+    return "meets target" if ok else "MISSES target"
+
+
+@contextmanager
+def step(label: str) -> Iterator[None]:
+    """Print ``label`` and, when the block ends, how long it took (setup steps, not the figures)."""
+    print(f"  {label} ...", end="", flush=True, file=sys.stderr)
+    start = time.perf_counter()
+    yield
+    print(f" {time.perf_counter() - start:.1f} s", flush=True, file=sys.stderr)

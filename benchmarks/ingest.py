@@ -1,0 +1,462 @@
+"""Ingest benchmark: many machines' signed logs fetched from a bare remote, then verified and indexed.
+
+    .venv/bin/python benchmarks/ingest.py                      # 50 machines x 2,000 entries (100,000)
+    .venv/bin/python benchmarks/ingest.py --machines 5 --entries 200 --sync-runs 3   # a quick run
+    .venv/bin/python benchmarks/ingest.py --profile            # also profile the ingest (cProfile)
+
+What it does (see benchmarks/README.md for what each printed figure means):
+
+1. Data (cached): a bare remote holding a real team founded with ``gitive.team.ops.found``, the founder's
+   roster admitting ``--machines`` machines (founder-signed ``member`` entries written with
+   ``gitive.store.logs.append``), and for each machine a ``team`` log of ``--entries`` signed entries. The bulk
+   logs are written with ``git fast-import`` in gitive's exact commit format (same tree, author, committer and
+   message as ``logs._write_commit``); samples are then checked with ``verify.verify_chain`` and rebuilt with
+   ``logs._write_commit`` to prove they are the commits gitive itself would write.
+2. A fresh clone of the remote is configured as ``gitive join`` would (``hive.team``, ``hive.founder``, the
+   ``+refs/hive/*:refs/hive-remotes/origin/*`` refspec), then ``git fetch`` of the hive refs is timed.
+3. Baseline: the floor for this work, in-process, single-threaded: walk every log ref's commits with pygit2,
+   read ``entry.json``, parse it, and verify the ed25519 signature over ``"hive/1/<team>/<kind>/" +
+   canonical(body)``.
+4. gitive: ``gitive.index.ingest.ingest`` in-process into a fresh SQLite file (the hive's own index path);
+   entries, members and problems are counted and checked.
+5. No-op sync: the real ``gitive sync`` CLI as a subprocess against plain ``git fetch`` + ``git push`` of
+   the same refspecs, median of several interleaved runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import multiprocessing
+import os
+import pstats
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _common as c
+
+FORMAT_VERSION = 1  # bump when the generated data changes shape, so old caches are not reused
+BULK_LOG = "team"
+TEAM_SCOPE: dict[str, Any] = {"team": True}
+DAY_MS = 86_400_000
+
+
+# --------------------------------------------------------------------------------------------- data
+
+
+def bench_key(index: int) -> Any:
+    """Machine ``index``'s signing key, derived from its number (the same in every run)."""
+    import blake3
+    from nacl.signing import SigningKey
+
+    return SigningKey(blake3.blake3(b"gitive-bench-machine/%d" % index).digest())
+
+
+def bench_machine(index: int) -> str:
+    from gitive.core.keys import machine_id
+
+    return machine_id(bench_key(index))
+
+
+def _machine_stream(job: tuple[int, str, int, int]) -> bytes:
+    """``git fast-import`` commands for one machine's bulk log: ``entries`` signed entries, seq 1..entries.
+
+    Each commit is what ``logs.append`` writes: tree ``{entry.json}``, author = committer =
+    ``<id[:16]> <<id>@hive> <at // 1000> +0000``, message ``summary(entry) + "\\n"``, parent = previous entry.
+    """
+    import blake3
+
+    from gitive.core import canonical, signed
+    from gitive.core.keys import machine_id
+    from gitive.store import logs, refs
+
+    index, team_id, entries, base_at = job
+    key = bench_key(index)
+    me = machine_id(key)
+    ref = refs.log_ref(me, BULK_LOG)
+    out = io.BytesIO()
+    for seq in range(1, entries + 1):
+        at = base_at + seq * 1000 + index
+        seed = f"{team_id}/{index}/{seq}".encode()
+        record = {"type": "invite", "id": blake3.blake3(b"id/" + seed).hexdigest(),
+                  "key": blake3.blake3(b"key/" + seed).hexdigest(), "reusable": False, "expires": at + 7 * DAY_MS}
+        entry = {"author": me, "log": BULK_LOG, "scope": TEAM_SCOPE, "seq": seq, "at": at, "record": record}
+        data = canonical.dumps(signed.sign(key, team_id, "invite", entry))
+        message = (logs.summary(entry) + "\n").encode()
+        who = f"{me[:16]} <{me}@hive> {at // 1000} +0000"
+        out.write(f"commit {ref}\nauthor {who}\ncommitter {who}\ndata {len(message)}\n".encode())
+        out.write(message)
+        out.write(f"M 100644 inline entry.json\ndata {len(data)}\n".encode())
+        out.write(data)
+        out.write(b"\n\n")
+    return out.getvalue()
+
+
+def generate(data_dir: Path, machines: int, entries: int, gc: bool) -> dict[str, Any]:
+    """Build the cached data set under ``data_dir`` (removed first) and return its description."""
+    import pygit2
+
+    from gitive.core.clock import now_ms
+    from gitive.core.keys import load_key
+    from gitive.store import logs
+    from gitive.team import ops
+
+    shutil.rmtree(data_dir, ignore_errors=True)
+    data_dir.mkdir(parents=True)
+    remote, work, home = data_dir / "remote.git", data_dir / "founder-work", data_dir / "founder-home"
+    print(f"generating {machines} machines x {entries} entries in {data_dir}", file=sys.stderr)
+    start = time.perf_counter()
+    with c.step("bare remote, founder's clone, gitive team (ops.found)"):
+        c.git("init", "--quiet", "--bare", remote)
+        c.git("clone", "--quiet", f"file://{remote}", work)
+        (work / "README").write_text("gitive ingest benchmark\n")
+        c.git("add", "README", cwd=work)
+        c.git("commit", "--quiet", "-m", "first commit", cwd=work)
+        c.git("push", "--quiet", "origin", "HEAD:refs/heads/main", cwd=work)
+        os.environ["GITIVE_HOME"] = str(home)
+        try:
+            founded = ops.found(work, "alice", "founder-box", "bench-team")
+            key = load_key(home / "machine.key")
+        finally:
+            os.environ.pop("GITIVE_HOME", None)
+        team_id, founder = founded.team_id, founded.machine
+    with c.step(f"founder admits {machines} machines (logs.append of member records)"):
+        repo = pygit2.Repository(str(work))
+        for i in range(machines):
+            record = ops.member_record(bench_machine(i), f"dev{i}", f"box{i}", [], None)
+            logs.append(repo, key, team_id, "roster", TEAM_SCOPE, record)
+        c.git("push", "--quiet", "origin", "refs/hive/*:refs/hive/*", cwd=work)
+    base_at = now_ms() - (entries + 10) * 1000
+    with c.step(f"sign {machines * entries:,} entries and git fast-import them into the remote"):
+        jobs = [(i, team_id, entries, base_at) for i in range(machines)]
+        proc = subprocess.Popen(["git", "fast-import", "--quiet", "--done"], cwd=remote, stdin=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        assert proc.stdin is not None
+        with multiprocessing.get_context("fork").Pool(os.cpu_count() or 1) as pool:
+            for chunk in pool.imap(_machine_stream, jobs):
+                proc.stdin.write(chunk)
+        proc.stdin.write(b"done\n")
+        proc.stdin.close()
+        if proc.wait() != 0:
+            raise RuntimeError(f"git fast-import failed: {proc.stderr.read().decode() if proc.stderr else ''}")
+    before = c.dir_size(remote / "objects")
+    if gc:
+        with c.step("git gc on the remote (as a host would have packed it)"):
+            c.git("gc", "--quiet", cwd=remote)
+    with c.step("validate samples (verify.verify_chain, logs._write_commit gives the same commit ids)"):
+        validate(remote, team_id, machines, entries)
+    meta = {"format": FORMAT_VERSION, "machines": machines, "entries": entries, "team_id": team_id,
+            "founder": founder, "roster_entries": 2 + machines, "bulk_log": BULK_LOG,
+            "objects_bytes_before_gc": before, "objects_bytes": c.dir_size(remote / "objects"),
+            "generate_seconds": round(time.perf_counter() - start, 1)}
+    (data_dir / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+    return meta
+
+
+def validate(remote: Path, team_id: str, machines: int, entries: int) -> None:
+    """Prove the generated logs are valid gitive data: whole chains verify, and commits are bit-identical
+    to what ``logs._write_commit`` builds from the same entry (a no-op write: the objects exist already)."""
+    import pygit2
+
+    from gitive.store import logs, refs, verify
+
+    repo = pygit2.Repository(str(remote))
+    for i in sorted({0, machines // 2, machines - 1}):
+        me = bench_machine(i)
+        ref = refs.log_ref(me, BULK_LOG)
+        tip = refs.tip(repo, ref)
+        assert tip, f"{ref} is missing"
+        result, _ = verify.verify_chain(repo, team_id, ref, me, BULK_LOG, tip, lambda _oid: None)
+        assert result.problem is None, f"{ref}: {result.problem}"
+        assert len(result.entries) == entries, f"{ref}: {len(result.entries)} entries, expected {entries}"
+        for entry in (result.entries[0], result.entries[len(result.entries) // 2], result.entries[-1]):
+            rebuilt = logs._write_commit(repo, entry.raw, entry.body, entry.parent)
+            assert rebuilt == entry.commit, f"{ref} seq {entry.seq}: fast-import wrote {entry.commit}, " \
+                                            f"gitive would write {rebuilt}"
+            again = logs.read_entry(repo, entry.commit)
+            assert verify.check_entry(team_id, me, BULK_LOG, again, entry.seq, ref) is None
+
+
+def load_or_generate(cache: Path, machines: int, entries: int, regenerate: bool, gc: bool) -> tuple[Path, dict]:
+    data_dir = cache / f"ingest-v{FORMAT_VERSION}-m{machines}-e{entries}{'' if gc else '-nogc'}"
+    meta_file = data_dir / "meta.json"
+    if not regenerate and meta_file.exists():
+        return data_dir, json.loads(meta_file.read_text())
+    return data_dir, generate(data_dir, machines, entries, gc)
+
+
+# ------------------------------------------------------------------------------------------- phases
+
+
+def fresh_clone(data_dir: Path, run_dir: Path, meta: dict[str, Any]) -> Path:
+    """Clone the remote and configure the hive as ``gitive join`` would, without fetching hive refs yet."""
+    clone = run_dir / "clone"
+    c.git("clone", "--quiet", f"file://{data_dir / 'remote.git'}", clone)
+    c.git("config", "hive.team", meta["team_id"], cwd=clone)
+    c.git("config", "hive.founder", meta["founder"], cwd=clone)
+    c.git("config", "--add", "hive.remote", "origin", cwd=clone)
+    c.git("config", "--add", "remote.origin.fetch", "+refs/hive/*:refs/hive-remotes/origin/*", cwd=clone)
+    return clone
+
+
+FETCH = ["git", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "origin",
+         "+refs/hive/*:refs/hive-remotes/origin/*"]  # exactly what gitive.store.sync.fetch runs
+
+
+def log_refs(repo: Any) -> list[tuple[str, str, str, str]]:
+    """(ref, tip, owner, log) of every fetched log ref."""
+    prefix = "refs/hive-remotes/origin/logs/"
+    out = []
+    for ref in repo.references.iterator():
+        if ref.name.startswith(prefix):
+            owner, _, log = ref.name[len(prefix):].partition("/")
+            out.append((ref.name, str(ref.target), owner, log))
+    return sorted(out)
+
+
+def baseline(clone: Path, team_id: str) -> int:
+    """The floor: walk each log's commits with pygit2, read ``entry.json``, parse it, verify the signature.
+
+    Single-threaded; no seq, schema or canonical-form checks, no database. Returns the entries verified.
+    """
+    import pygit2
+    from nacl.signing import VerifyKey
+
+    encoder = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    repo = pygit2.Repository(str(clone))
+    keys: dict[str, VerifyKey] = {}
+    domains: dict[str, bytes] = {}
+    count = 0
+    for _, tip, _, _ in log_refs(repo):
+        for commit in repo.walk(tip, pygit2.enums.SortMode.NONE):
+            env = json.loads(repo[commit.tree[0].id].data)
+            body = env["body"]
+            kind = body["record"]["type"]
+            prefix = domains.get(kind) or domains.setdefault(kind, f"hive/1/{team_id}/{kind}/".encode())
+            by = env["by"]
+            key = keys.get(by) or keys.setdefault(by, VerifyKey(bytes.fromhex(by)))
+            key.verify(prefix + encoder.encode(body).encode(), bytes.fromhex(env["sig"]))  # raises if bad
+            count += 1
+    return count
+
+
+def signatures_only(clone: Path, team_id: str) -> tuple[float, float, int]:
+    """Wall and CPU seconds to verify every signature alone (messages and keys prepared beforehand, untimed)."""
+    import pygit2
+    from nacl.signing import VerifyKey
+
+    repo = pygit2.Repository(str(clone))
+    work = []
+    for _, tip, owner, _ in log_refs(repo):
+        key = VerifyKey(bytes.fromhex(owner))
+        for commit in repo.walk(tip, pygit2.enums.SortMode.NONE):
+            raw = repo[commit.tree[0].id].data
+            env = json.loads(raw)
+            body = raw[len(b'{"body":'):raw.rindex(b',"by":"')]
+            work.append((key, f"hive/1/{team_id}/{env['body']['record']['type']}/".encode() + body,
+                         bytes.fromhex(env["sig"])))
+
+    def verify_all() -> int:
+        for key, message, sig in work:
+            key.verify(message, sig)
+        return len(work)
+
+    wall, cpu, count = c.timed_cpu(verify_all)
+    return wall, cpu, count
+
+
+def drop_index(clone: Path) -> Path:
+    """Remove the hive's index and the pins a previous ingest wrote; return the index path."""
+    import pygit2
+
+    repo = pygit2.Repository(str(clone))
+    for ref in list(repo.references.iterator()):
+        if ref.name.startswith("refs/hive-pinned/"):
+            repo.references.delete(ref.name)
+    index = Path(repo.path) / "gitive" / "index.sqlite"
+    for suffix in ("", "-wal", "-shm"):
+        index.with_name(index.name + suffix).unlink(missing_ok=True)
+    return index
+
+
+def gitive_ingest(clone: Path, meta: dict[str, Any], profiler: cProfile.Profile | None = None
+                  ) -> tuple[float, float, Any, dict[str, int]]:
+    """Time ``ingest.ingest`` into a fresh index; return wall and CPU seconds, its report and what the
+    index holds."""
+    import pygit2
+
+    from gitive.index import db, ingest, queries
+
+    index = drop_index(clone)
+    repo = pygit2.Repository(str(clone))
+    with db.connect(index) as conn:
+        if profiler:
+            profiler.enable()
+        seconds, cpu, report = c.timed_cpu(lambda: ingest.ingest(conn, [repo], meta["team_id"],
+                                                                  meta["founder"], meta["founder"]))
+        if profiler:
+            profiler.disable()
+        held = queries.counts(conn)
+        held["members"] = conn.execute("SELECT COUNT(*) FROM members").fetchone()[0]
+        held["problems"] = conn.execute("SELECT COUNT(*) FROM problems").fetchone()[0]
+        held["verified"] = conn.execute(f"SELECT COUNT(*) FROM ({queries.VERIFIED})").fetchone()[0]
+    return seconds, cpu, report, held
+
+
+def gitive_bin() -> str:
+    here = Path(sys.executable).parent / "gitive"
+    found = str(here) if here.exists() else shutil.which("gitive")
+    if not found:
+        raise SystemExit("no `gitive` command found: run with the project's venv (.venv/bin/python)")
+    return found
+
+
+def sync_bench(clone: Path, run_dir: Path, data_dir: Path, meta: dict[str, Any], runs: int) -> dict[str, Any]:
+    """Median no-op ``gitive sync`` against ``git fetch`` + ``git push`` of the same refspecs."""
+    founder = meta["founder"]
+    home = run_dir / "founder-home"
+    home.mkdir(mode=0o700)
+    shutil.copy(data_dir / "founder-home" / "machine.key", home / "machine.key")
+    (home / "machine.key").chmod(0o600)
+    env = {**os.environ, "GITIVE_HOME": str(home)}
+    # The founder's own log refs, as the founder's machine holds them: gitive pushes these (and only these).
+    own_prefix = f"refs/hive-remotes/origin/logs/{founder}/"
+    own = c.git("for-each-ref", "--format=%(refname) %(objectname)", own_prefix, cwd=clone).split("\n")
+    for line in filter(None, own):
+        name, tip = line.split(" ")
+        c.git("update-ref", f"refs/hive/logs/{founder}/{name[len(own_prefix):]}", tip, cwd=clone)
+    gitive = gitive_bin()
+    sync = [gitive, "sync"]
+    push = ["git", "push", "--quiet", "--porcelain", "origin",
+            f"refs/hive/logs/{founder}/*:refs/hive/logs/{founder}/*"]
+    for _ in range(2):  # warm-up: the first sync ingests the founder's local refs and the pins
+        c.run(sync, cwd=clone, env=env)
+    check = json.loads(c.run([*sync, "--json"], cwd=clone, env=env))
+    assert check["received"] == 0 and not any(check["fetched"].values()) and check["ok"], check
+    times: dict[str, list[float]] = {"sync": [], "fetch": [], "push": [], "help": []}
+    for _ in range(runs):
+        times["sync"].append(c.time_command(sync, clone, env))
+        times["fetch"].append(c.time_command(FETCH, clone))
+        times["push"].append(c.time_command(push, clone))
+        times["help"].append(c.time_command([gitive, "--help"], clone, env))
+    return {k: c.median(v) for k, v in times.items()}
+
+
+def print_profile(profiler: cProfile.Profile, out: Path, top: int) -> None:
+    profiler.dump_stats(str(out))
+    for key in ("tottime", "cumulative"):
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).strip_dirs().sort_stats(key).print_stats(top)
+        lines = text.getvalue().splitlines()
+        start = next(i for i, ln in enumerate(lines) if ln.lstrip().startswith("ncalls"))
+        print(f"\nprofile of the ingest, top {top} by {key} (full profile: {out}):")
+        print("\n".join(ln for ln in lines[start:] if ln.strip()))
+
+
+# --------------------------------------------------------------------------------------------- main
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--machines", type=int, default=50, help="machines writing a bulk log (default 50)")
+    parser.add_argument("--entries", type=int, default=2000, help="entries per machine (default 2,000)")
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "gitive-bench",
+                        help="where generated data is cached (default: $TMPDIR/gitive-bench)")
+    parser.add_argument("--regenerate", action="store_true", help="rebuild the cached data")
+    parser.add_argument("--no-gc", action="store_true", help="leave the remote as fast-import wrote it")
+    parser.add_argument("--repeat", type=int, default=1, help="baseline and ingest runs; the best counts")
+    parser.add_argument("--sync-runs", type=int, default=7, help="no-op sync runs (median; 0 skips it)")
+    parser.add_argument("--profile", action="store_true", help="profile one more ingest with cProfile")
+    parser.add_argument("--profile-top", type=int, default=25, help="profile lines printed")
+    args = parser.parse_args(argv)
+    if args.machines < 1 or args.entries < 1:
+        parser.error("--machines and --entries must be at least 1")
+
+    args.cache.mkdir(parents=True, exist_ok=True)
+    c.hermetic_git(args.cache / "env")
+    data_dir, meta = load_or_generate(args.cache, args.machines, args.entries, args.regenerate, not args.no_gc)
+    expected = meta["machines"] * meta["entries"] + meta["roster_entries"]
+
+    run_dir = data_dir / "run"
+    shutil.rmtree(run_dir, ignore_errors=True)
+    run_dir.mkdir()
+    print("running", file=sys.stderr)
+    with c.step("fresh clone, hive configured as `gitive join` would"):
+        clone = fresh_clone(data_dir, run_dir, meta)
+    with c.step("git fetch of the hive refs"):
+        fetch_s = c.time_command(FETCH, clone)
+    import pygit2
+
+    refs_fetched = len(log_refs(pygit2.Repository(str(clone))))
+    pack_bytes = c.dir_size(clone / ".git" / "objects")
+
+    load_before = c.load()
+    base_times, ingest_times = [], []
+    for _ in range(max(1, args.repeat)):
+        with c.step("baseline: pygit2 walk + read + parse + verify"):
+            seconds, cpu, walked = c.timed_cpu(lambda: baseline(clone, meta["team_id"]))
+        assert walked == expected, f"baseline walked {walked} entries, expected {expected}"
+        base_times.append((seconds, cpu))
+        with c.step("gitive ingest into a fresh index"):
+            seconds, cpu, report, held = gitive_ingest(clone, meta)
+        ingest_times.append((seconds, cpu))
+    with c.step("signature verification alone"):
+        sig_s, sig_cpu, sig_n = signatures_only(clone, meta["team_id"])
+    (base_s, base_cpu), (ingest_s, ingest_cpu) = min(base_times), min(ingest_times)
+
+    sync = None
+    if args.sync_runs > 0:
+        with c.step(f"no-op sync: gitive sync vs git fetch + git push, {args.sync_runs} runs each"):
+            sync = sync_bench(clone, run_dir, data_dir, meta, args.sync_runs)
+
+    rate = expected / ingest_s
+    ratio = ingest_s / base_s
+    ok_counts = held["entries"] == expected and held["members"] == meta["machines"] + 1 and not held["problems"]
+    print(f"\ngitive ingest benchmark: {meta['machines']} machines x {meta['entries']:,} entries "
+          f"+ {meta['roster_entries']} roster entries = {expected:,} entries; {os.cpu_count()} cores; "
+          f"best of {len(ingest_times)}")
+    print(f"data:     remote {c.mib(meta['objects_bytes'])} of objects (generated in {meta['generate_seconds']} s, "
+          f"cached in {data_dir})")
+    print(f"fetch:    {fetch_s:.2f} s  git fetch of {refs_fetched} log refs into a fresh clone "
+          f"(file:// remote, {c.mib(pack_bytes)} received)")
+    print(f"baseline: {base_s:.2f} s  = {expected / base_s:,.0f} entries/s  ({base_cpu:.2f} s CPU; "
+          f"pygit2 walk + read entry.json + json parse + canonical body + ed25519 verify)")
+    print(f"          of which ed25519 verification alone: {sig_s:.2f} s = {sig_n / sig_s:,.0f} verifies/s "
+          f"({sig_cpu:.2f} s CPU)")
+    print(f"ingest:   {ingest_s:.2f} s  = {rate:,.0f} entries/s verified and indexed  ({ingest_cpu:.2f} s CPU)   "
+          f"[target >= 10,000/s: {c.target(rate >= 10_000)}]")
+    print(f"          indexed {held['entries']:,} entries (expected {expected:,}), {held['verified']:,} counted "
+          f"as verified members' entries, {held['logs']} logs, {held['members']} members, "
+          f"{held['problems']} problems, {report.refs_read} refs read   [{'ok' if ok_counts else 'WRONG'}]")
+    print(f"ratio:    ingest / baseline = {ratio:.2f} (CPU: {ingest_cpu / base_cpu:.2f})   "
+          f"[target <= 1.5: {c.target(ratio <= 1.5)}]")
+    if sync:
+        plain = sync["fetch"] + sync["push"]
+        print(f"sync:     no-op `gitive sync` {c.ms(sync['sync'])} vs git fetch + git push {c.ms(plain)} "
+              f"(fetch {c.ms(sync['fetch'])} + push {c.ms(sync['push'])}), median of {args.sync_runs}: "
+              f"ratio {sync['sync'] / plain:.2f}   [target <= 2: {c.target(sync['sync'] <= 2 * plain)}]")
+        print(f"          `gitive --help` alone (interpreter + CLI start-up): {c.ms(sync['help'])}")
+
+    print(f"machine:  {load_before} before the timed runs, {c.load()} after "
+          f"(other processes slow every figure; ratios are measured in the same run)")
+
+    if args.profile:
+        profiler = cProfile.Profile()
+        with c.step("profiled ingest (cProfile)"):
+            gitive_ingest(clone, meta, profiler)
+        print_profile(profiler, run_dir / "ingest.prof", args.profile_top)
+    return 0 if ok_counts else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
