@@ -72,7 +72,7 @@ def test_written_entries_validate_against_the_schemas(team_with_two_machines: Pa
             errors = sorted(validator.iter_errors(json.loads(entry.raw)), key=str)
             assert not errors, f"{ref} seq {entry.seq}: {errors[0].message}"
             kinds.add(entry.kind)
-    assert kinds == {"member", "team", "invite"}
+    assert kinds == {"member", "team", "invite", "project-member"}
 
 
 def test_schema_refuses_what_the_code_refuses() -> None:

@@ -31,11 +31,17 @@ def init(
 
     Example: gitive init --person alice
     """
+    from gitive.index.membership import ensure_member
+    from gitive.index.refresh import fresh_index
     from gitive.store.repo import open_repo, workdir
     from gitive.team import ops
+    from gitive.team.hive import open_hive
 
     team_name = name or workdir(open_repo()).name
     done = ops.found(None, person, machine or ops.default_machine_name(), team_name, team_remote, email)
+    hive = open_hive()
+    with fresh_index(hive) as (conn, _):
+        ensure_member(hive, conn)  # the founder owns the project the team was founded in
     if as_json:
         emit_json(done._asdict())
         return 0

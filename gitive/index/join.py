@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 from gitive.core.keys import load_or_create_key, machine_id
 from gitive.errors import GitiveError, NoTeam
+from gitive.index import membership
 from gitive.index import sync as syncing
 from gitive.index.refresh import fresh_index
 from gitive.store import logs
@@ -57,9 +58,10 @@ def join(path: Path | str | None, code_text: str, person: str, machine_name: str
     emails = ops.git_emails(hive.project, [])
     logs.append(hive.store, key, hive.team_id, "roster", ops.TEAM_SCOPE,
                 ops.member_record(me, person, machine_name, emails, admission))
-    report = syncing.run(hive)
     with fresh_index(hive) as (conn, _):
         if not conn.execute("SELECT 1 FROM members WHERE machine = ? AND active = 1", (me,)).fetchone():
             raise NoTeam("the join entry was written but the roster does not admit this machine; "
                          "run `gitive doctor` to see why")
+        membership.ensure_member(hive, conn)
+    report = syncing.run(hive)
     return Joined(hive.team_id, me, person, created, report)

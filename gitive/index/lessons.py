@@ -17,6 +17,7 @@ from gitive.constants import BODIES_REF_PREFIX, REMOTES_REF_PREFIX
 from gitive.core import canonical
 from gitive.core.lessons import MAX_TEXT, body_hash
 from gitive.errors import InvalidRecord
+from gitive.index import projects
 from gitive.store import bodies, refs
 from gitive.store.logs import Entry
 
@@ -158,9 +159,7 @@ def may_retract(conn: sqlite3.Connection, tomb_author: str, lesson: str) -> bool
         return True
     if conn.execute("SELECT 1 FROM reviews WHERE about = ? AND approver = ?", (lesson, person)).fetchone():
         return True
-    return row[1] == "project" and bool(conn.execute(
-        "SELECT 1 FROM project_members WHERE project = ? AND person = ? AND role = 'owner' AND confirmed = 1",
-        (row[2], person)).fetchone())
+    return row[1] == "project" and person in projects.owners(conn, row[2])
 
 
 def apply_tombstones(conn: sqlite3.Connection) -> set[str]:
@@ -193,8 +192,18 @@ def after_ingest(conn: sqlite3.Connection, stores: list[pygit2.Repository], touc
 
 
 _LAST_REVIEW = """
-    SELECT approved, approver, at FROM valid_reviews WHERE about = ? ORDER BY at DESC, author DESC, seq DESC LIMIT 1
+    SELECT approved, approver, at FROM valid_reviews WHERE about = ? ORDER BY at DESC, author DESC, seq DESC
 """
+
+
+def _last_review(conn: sqlite3.Connection, lesson: str) -> tuple[int, str, int] | None:
+    """The latest review with authority: for a project lesson, by a confirmed member of its project."""
+    row = conn.execute("SELECT scope_kind, scope_value FROM lessons WHERE id = ?", (lesson,)).fetchone()
+    allowed = projects.confirmed(conn, row[1]) if row and row[0] == "project" else None
+    for review in conn.execute(_LAST_REVIEW, (lesson,)):
+        if allowed is None or review[1] in allowed:
+            return review
+    return None
 
 
 def _status(conn: sqlite3.Connection, lesson: str) -> tuple[str, str | None, int | None, str | None] | None:
@@ -202,9 +211,9 @@ def _status(conn: sqlite3.Connection, lesson: str) -> tuple[str, str | None, int
         return None
     if conn.execute("SELECT 1 FROM tombstones WHERE lesson = ? AND applied = 1", (lesson,)).fetchone():
         return ("retracted", None, None, None)
-    review = conn.execute(_LAST_REVIEW, (lesson,)).fetchone()
+    review = _last_review(conn, lesson)
     for (successor,) in conn.execute("SELECT id FROM visible_lessons WHERE supersedes = ?", (lesson,)).fetchall():
-        later = conn.execute(_LAST_REVIEW, (successor,)).fetchone()
+        later = _last_review(conn, successor)
         retracted = conn.execute("SELECT 1 FROM tombstones WHERE lesson = ? AND applied = 1", (successor,)).fetchone()
         if later and later[0] and not retracted:
             return ("superseded", review[1] if review else None, review[2] if review else None, successor)

@@ -5,17 +5,11 @@ from __future__ import annotations
 import sqlite3
 
 from gitive.errors import GitiveError, InvalidRecord
+from gitive.index.membership import my_person
 from gitive.lessons.model import SCOPES, Placement
 from gitive.store import repo as repos
 from gitive.team import projects
 from gitive.team.hive import Hive
-
-
-def my_person(hive: Hive, conn: sqlite3.Connection) -> str:
-    row = conn.execute("SELECT person FROM members WHERE machine = ? AND active = 1", (hive.me,)).fetchone()
-    if row is None:
-        raise GitiveError("this machine is not an active member of the team; see `gitive team`")
-    return row[0]
 
 
 def _readers(repo: object) -> str:
