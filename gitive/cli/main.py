@@ -33,12 +33,16 @@ def _register() -> None:
     if _registered:
         return
     _registered = True
-    from gitive.cli import doctor, index, log, server, sync, team
+    from gitive.cli import doctor, index, lessons, log, project, retract, review, server, sync, team
 
     team.register(app)
     sync.register(app)
     log.register(app)
     doctor.register(app)
+    retract.register(app)
+    app.add_typer(lessons.app, name="lessons")
+    app.add_typer(review.app, name="review")
+    app.add_typer(project.app, name="project")
     app.add_typer(index.app, name="index")
     app.add_typer(server.app, name="server")
 

@@ -46,16 +46,7 @@ LABEL_HELD = "held — not reviewed, no answer in 24 h"
 LABEL_HYPOTHESIS = "hypothesis — learned in another project"
 
 # Words that carry no topic in a question an agent types; dropping them keeps BM25 on the words that matter.
-STOP_WORDS = frozenset("""
-    a about above after again against all also am an and any are as at be because been before being below
-    between both but by can cannot could did do does doing done don down during each even ever every few
-    for from further get gets getting got had has have having he her here hers him his how i if in into is
-    isn it its itself just let lets like make me might more most much must my myself need needs no nor not
-    now of off on once only or other ought our ours out over own per please same see seem seems she should
-    so some such than that the their theirs them then there these they this those through to too try
-    trying under until up us use used using very want was way we were what whats when where which while who
-    whom why will with within without would yet you your yours
-""".split())
+STOP_WORDS = frozenset(["a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "cannot", "could", "did", "do", "does", "doing", "done", "don", "down", "during", "each", "even", "ever", "every", "few", "for", "from", "further", "get", "gets", "getting", "got", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "isn", "it", "its", "itself", "just", "let", "lets", "like", "make", "me", "might", "more", "most", "much", "must", "my", "myself", "need", "needs", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "ought", "our", "ours", "out", "over", "own", "per", "please", "same", "see", "seem", "seems", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "try", "trying", "under", "until", "up", "us", "use", "used", "using", "very", "want", "was", "way", "we", "were", "what", "whats", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "within", "without", "would", "yet", "you", "your", "yours"])
 
 # Abbreviations developers type for words lessons tend to spell out (prefix matching covers "config" ->
 # "configuration" and "auth" -> "authentication"; these are not prefixes of their long form).

@@ -55,3 +55,15 @@ def pack(repo: pygit2.Repository, force: bool = False) -> Health:
     if force or h.loose_refs > LOOSE_REFS_PACK_THRESHOLD:
         git.run(["pack-refs", "--all"], cwd=repo.path)
     return health(repo)
+
+
+def prune(repo: pygit2.Repository) -> str:
+    """Drop unreachable objects now (e.g. bodies of retracted lessons) after expiring hive refs' reflogs.
+
+    Reflogs of the user's own refs are left alone, so whatever they reach survives. Returns the repo path.
+    """
+    hive_refs = [name for name in repo.references if name.startswith(("refs/hive/", "refs/hive-remotes/"))]
+    if hive_refs:
+        git.run(["reflog", "expire", "--expire=now", "--expire-unreachable=now", *hive_refs], cwd=repo.path)
+    git.run(["gc", "--quiet", "--prune=now"], cwd=repo.path)
+    return str(repo.path)

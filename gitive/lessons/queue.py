@@ -1,0 +1,24 @@
+"""The review queue: lessons awaiting a decision, each with the reviewer its evidence points to."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import pygit2
+
+from gitive.lessons import catalog, evidence, reviewer
+
+
+def pending(conn: sqlite3.Connection, repo: pygit2.Repository, person: str, everyone: bool = False
+            ) -> list[dict[str, Any]]:
+    """Proposed and held lessons for ``person`` (those whose chosen reviewer is them or nobody), oldest first."""
+    out = []
+    for lesson in reversed(catalog.listing(conn, states=("proposed", "held"), limit=10_000)):
+        choice = reviewer.choose(repo, conn, lesson["scope"], lesson["author"], evidence.files(lesson["evidence"]))
+        lesson["suggested_reviewer"], lesson["reviewer_reason"] = choice.person, choice.reason
+        if lesson["scope"] == "personal" and lesson["author"] != person:
+            continue
+        if everyone or choice.person in (None, person):
+            out.append(lesson)
+    return out
