@@ -36,12 +36,18 @@ def dumps(value: Any) -> bytes:
         InvalidRecord: ``value`` holds a float or a type JSON cannot carry.
     """
     _check(value)
-    return _ENCODER.encode(value).encode("utf-8")
+    try:
+        return _ENCODER.encode(value).encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidRecord("a record holds a lone surrogate, which is not valid UTF-8") from None
 
 
 def dumps_trusted(value: Any) -> bytes:
     """Canonical bytes of a value that came out of :func:`loads` (already checked; the hot read path)."""
-    return _ENCODER.encode(value).encode("utf-8")
+    try:
+        return _ENCODER.encode(value).encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidRecord("a record holds a lone surrogate, which is not valid UTF-8") from None
 
 
 def _no_float(text: str) -> Any:
@@ -93,6 +99,10 @@ def loads_canonical(data: bytes) -> Any:
         raise
     except (ValueError, RecursionError) as exc:
         raise InvalidRecord(f"not valid JSON: {exc}") from None
-    if _ENCODER.encode(value).encode("utf-8") != data:
+    try:
+        again = _ENCODER.encode(value).encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidRecord("a record holds a lone surrogate, which is not valid UTF-8") from None
+    if again != data:
         raise InvalidRecord("not in canonical form (sorted keys, no white space, no duplicate keys)")
     return value

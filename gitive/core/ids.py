@@ -17,6 +17,7 @@ RefName = NewType("RefName", str)
 _MACHINE_RE = re.compile(r"^[0-9a-f]{64}$")
 _TEAM_RE = re.compile(r"^[0-9a-f]{32}$")
 NAME_RE = re.compile(r"^[a-z0-9-]{1,64}$")
+_HEX64_RE = re.compile(r"[0-9a-f]{64}")
 
 
 def blake3_hex(data: bytes) -> str:
@@ -29,13 +30,17 @@ def record_id(*parts: Any) -> RecordId:
 
 
 def is_machine_id(value: object) -> bool:
-    return isinstance(value, str) and bool(_MACHINE_RE.match(value))
+    return isinstance(value, str) and bool(_MACHINE_RE.fullmatch(value))
 
 
 def is_team_id(value: object) -> bool:
-    return isinstance(value, str) and bool(_TEAM_RE.match(value))
+    return isinstance(value, str) and bool(_TEAM_RE.fullmatch(value))
+
+
+def is_hex64(value: object) -> bool:
+    return isinstance(value, str) and bool(_HEX64_RE.fullmatch(value))
 
 
 def is_name(value: object) -> bool:
     """Person and session names: ``a-z0-9-``, 1 to 64 characters."""
-    return isinstance(value, str) and bool(NAME_RE.match(value))
+    return isinstance(value, str) and bool(NAME_RE.fullmatch(value))

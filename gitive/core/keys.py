@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import secrets
 import stat
+import threading
 from functools import lru_cache
 from pathlib import Path
 
@@ -40,10 +42,9 @@ def load_key(path: Path | None = None) -> SigningKey:
     if not path.exists():
         raise KeyFileError(f"no machine key at {path}; run `gitive init` or `gitive join` first")
     _check_permissions(path)
-    text = path.read_text().strip()
     try:
-        seed = bytes.fromhex(text)
-    except ValueError:
+        seed = bytes.fromhex(path.read_text(encoding="ascii").strip())
+    except (ValueError, UnicodeDecodeError):
         seed = b""
     if len(seed) != 32:
         raise KeyFileError(f"{path} is not a gitive machine key (expected 64 hex characters)")
@@ -57,17 +58,19 @@ def load_or_create_key(path: Path | None = None) -> tuple[SigningKey, bool]:
         return load_key(path), False
     ensure_home()
     key = SigningKey.generate()
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # Unique per process and thread: MCP tools run on worker threads of one process.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as fh:
         fh.write(key.encode().hex() + "\n")
     try:
         os.link(tmp, path)  # fails if another process created the key meanwhile: theirs wins
+        created = True
     except FileExistsError:
-        pass
+        created = False
     finally:
         tmp.unlink()
-    return load_key(path), True
+    return load_key(path), created
 
 
 def machine_id(key: SigningKey) -> MachineId:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from gitive.constants import LOG_NAMES, MAX_SKEW_MS
-from gitive.core.ids import is_machine_id, is_name
+from gitive.core.ids import is_hex64, is_machine_id, is_name
 from gitive.errors import InvalidRecord
 
 ROLES = ("member", "anchor")
@@ -94,7 +94,7 @@ def _type_ok(kind: str, value: Any) -> bool:
         case "project-role":
             return value in PROJECT_ROLES
         case "hex":
-            return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+            return is_hex64(value)
         case "any":
             return True
     raise AssertionError(f"unknown field type {kind}")
@@ -128,7 +128,7 @@ def check_record(record: Any) -> str:
 def check_scope(scope: Any) -> None:
     ok = isinstance(scope, dict) and len(scope) == 1 and (
         scope.get("team") is True
-        or (isinstance(scope.get("project"), str) and len(scope["project"]) == 64)
+        or is_hex64(scope.get("project"))
         or is_name(scope.get("personal"))
     )
     if not ok:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +14,7 @@ from gitive.team.hive import Hive
 @contextmanager
 def fresh_index(hive: Hive, progress: ingest.Progress | None = None) -> Iterator[tuple[sqlite3.Connection, ingest.Report]]:
     """Open the hive's index, ingest anything new under its refs, and yield the connection and report."""
+    _cache_project_id(hive)
     with db.connect(hive.index_path) as conn:
         me = _me_or_none(hive)
         report = ingest.ingest(conn, hive.stores(), hive.team_id, hive.founder, me, progress)
@@ -39,3 +41,22 @@ def _me_or_none(hive: Hive) -> str | None:
         return hive.me
     except KeyFileError:
         return None
+
+
+def _cache_project_id(hive: Hive) -> None:
+    """Leave the project id where hooks can read it without blake3 (``<git dir>/gitive/project-id``)."""
+    from pathlib import Path
+
+    from gitive.team.projects import project_id
+
+    path = Path(hive.project.path) / "gitive" / "project-id"
+    pid = project_id(hive.project)
+    try:
+        if path.read_text().strip() == pid:
+            return
+    except OSError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(pid + "\n")
+    os.replace(tmp, path)

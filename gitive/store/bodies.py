@@ -85,7 +85,9 @@ def get(repo: pygit2.Repository, body_hash: str) -> bytes | None:
             item = commit.tree[body_hash]
         except KeyError:
             continue
-        return repo[item.id].data
+        blob = repo[item.id]
+        if isinstance(blob, pygit2.Blob):
+            return blob.data
     return None
 
 

@@ -94,11 +94,15 @@ def read_entry(repo: pygit2.Repository, oid: str) -> Entry:
     blob = repo[tree[0].id]
     if blob.size > MAX_ENTRY_BYTES:
         raise InvalidRecord(f"{oid} entry is {blob.size} bytes, over the {MAX_ENTRY_BYTES} cap")
-    env = canonical.loads_canonical(blob.data)
-    if (not isinstance(env, dict) or env.keys() != {"body", "by", "sig"} or not is_machine_id(env["by"])
-            or not isinstance(env["sig"], str) or len(env["sig"]) != 128):
-        raise InvalidRecord(f"{oid} entry is not a signed envelope")
-    records.check_entry(env["body"])
+    try:
+        env = canonical.loads_canonical(blob.data)
+        if (not isinstance(env, dict) or env.keys() != {"body", "by", "sig"} or not is_machine_id(env["by"])
+                or not isinstance(env["sig"], str) or len(env["sig"]) != 128):
+            raise InvalidRecord(f"{oid} entry is not a signed envelope")
+        records.check_entry(env["body"])
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+        # Whatever a peer wrote, reading it must end in a refusal, never a crash of every reader.
+        raise InvalidRecord(f"{oid} entry is malformed: {type(exc).__name__}") from None
     parent = str(commit.parent_ids[0]) if commit.parent_ids else None
     return Entry(oid, parent, env, blob.data)
 

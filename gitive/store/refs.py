@@ -94,36 +94,36 @@ def _clear_stale_lock(repo: pygit2.Repository, name: str) -> bool:
     return True
 
 
+class _Moved(Exception):
+    """The ref no longer holds the value the caller read: abandon the transaction."""
+
+
+
+
 def set_if_equals(repo: pygit2.Repository, name: str, old: str | None, new: str, message: str) -> bool:
     """Point ``name`` at ``new`` only if it still points at ``old`` (None: only if it does not exist).
 
-    The update is atomic (lock file and rename, by libgit2): a process killed at any point leaves
-    either the old or the new tip.
+    The ref is locked first (libgit2 takes ``<ref>.lock`` exclusively), then re-read and compared, so two
+    writers can never both win, not even when both create the ref. The update is a rename of the lock file:
+    a process killed at any point leaves either the old or the new tip.
 
     Returns:
-        True if the ref was moved; False if another writer got there first.
+        True if the ref was moved; False if another writer got there first (or holds the lock now).
     """
     for _ in range(2):
         try:
-            if old is None:
-                repo.references.create(name, new, force=False)
-                return True
-            ref = repo.references[name]
-            if str(ref.target) != old:
-                return False
-            ref.set_target(new, message)
+            with repo.transaction() as tx:
+                tx.lock_ref(name)
+                if tip(repo, name) != old:
+                    raise _Moved
+                tx.set_target(name, new, message=message)
             return True
-        except KeyError:
-            return False
-        except (pygit2.AlreadyExistsError, ValueError):
+        except _Moved:
             return False
         except (pygit2.GitError, OSError) as exc:
-            text = str(exc)
-            if "old reference value does not match" in text or "reference already exists" in text:
-                return False
-            if "lock" in text and _clear_stale_lock(repo, name):
+            if "lock" in str(exc) and _clear_stale_lock(repo, name):
                 continue
-            if "lock" in text:
+            if "lock" in str(exc) or "exists" in str(exc):
                 return False  # a live writer holds the lock: lost this round
             raise
     return False

@@ -22,6 +22,7 @@ from gitive.errors import InviteError
 
 PREFIX = "gitive-"
 _SECRET_LEN = 16
+_CHECK_LEN = 4
 
 
 class InviteCode(NamedTuple):
@@ -38,7 +39,13 @@ class InviteCode(NamedTuple):
 
     def encode(self) -> str:
         raw = bytes.fromhex(self.team_id) + bytes.fromhex(self.founder) + self.secret
+        raw += _checksum(raw)
         return PREFIX + base64.b32encode(raw).decode().rstrip("=").lower()
+
+
+def _checksum(raw: bytes) -> bytes:
+    """Four bytes that catch a mistyped or truncated code before it is taken for another team."""
+    return blake3.blake3(b"gitive/invite-code/" + raw).digest()[:_CHECK_LEN]
 
 
 def new_secret() -> bytes:
@@ -67,9 +74,12 @@ def parse(code: str) -> InviteCode:
         raw = base64.b32decode(body + "=" * (-len(body) % 8))
     except ValueError:
         raw = b""
-    if len(raw) != 16 + 32 + _SECRET_LEN:
+    if len(raw) != 16 + 32 + _SECRET_LEN + _CHECK_LEN:
         raise InviteError("the invite code is damaged (wrong length); copy it again or ask for a new one")
-    return InviteCode(raw[:16].hex(), raw[16:48].hex(), raw[48:])
+    body, check = raw[:-_CHECK_LEN], raw[-_CHECK_LEN:]
+    if _checksum(body) != check:
+        raise InviteError("the invite code is damaged (checksum mismatch); copy it again or ask for a new one")
+    return InviteCode(body[:16].hex(), body[16:48].hex(), body[48:])
 
 
 def _proof_message(team_id: str, invite: str, machine: str, person: str) -> bytes:

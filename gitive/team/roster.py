@@ -5,13 +5,19 @@ Rules (from the mesh's roster, ``hive-overview.md`` part 1 §4):
   machine, or a joiner's own entry proving an invite made by an admitted machine; admissions are never
   removed, so who may sign never depends on the order entries arrive in;
 - member state merges last-writer-wins by ``(ts, sig)``;
-- a machine may sign its own departure, never its own return;
-- a machine joining as a person who already has machines needs an invite from one of that person's machines;
+- a machine may sign its own departure, never its own return; a removed machine signs nothing after its
+  removal (and its invites die with it);
+- a machine joining as a person who already has machines needs an invite from, or admission by, one of that
+  person's machines;
 - entries stamped more than a day in the future are refused.
+
+Entries are applied in ``(ts, sig)`` order, so whether a signer was active is judged at the time it signed.
+Passes repeat while an entry that waited for its signer's admission (clocks disagree) can now be applied.
 """
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,18 +58,27 @@ class Roster:
     team_id: str
     founder: str
     members: dict[str, MemberState] = field(default_factory=dict)
-    invites: dict[str, Invite] = field(default_factory=dict)
+    invites: dict[str, list[Invite]] = field(default_factory=dict)  # one id may be copied: keep every signer's
     used: dict[str, str] = field(default_factory=dict)  # one-time invite id -> machine that redeemed it
     refused: list[tuple[dict[str, Any], str]] = field(default_factory=list)
     name: str = ""
+    history: dict[str, list[tuple[int, str, bool]]] = field(default_factory=dict)  # machine -> (ts, sig, active)
+    known: set[str] = field(default_factory=set)  # admitted in the previous pass (clock-skew tolerance)
 
     def admitted(self, machine: str) -> bool:
         return machine in self.members
 
     def may_sign(self, machine: str, at: int) -> bool:
-        """True when ``machine`` was admitted and had not been removed by time ``at``."""
-        state = self.members.get(machine)
-        return state is not None and (state.active or at < state.ts)
+        """True when ``machine`` is admitted and was not removed as of time ``at``.
+
+        An entry stamped before the signer's own admission counts (clocks disagree; admissions never depend
+        on the order entries arrive in); one stamped after its removal does not.
+        """
+        states = self.history.get(machine)
+        if not states:
+            return machine in self.known
+        i = bisect.bisect_right(states, (at, "\uffff", True)) - 1
+        return i < 0 or states[i][2]
 
     def machines_of(self, person: str) -> list[MemberState]:
         return [m for m in self.members.values() if m.person == person]
@@ -78,123 +93,153 @@ class Roster:
             out.setdefault(state.person, []).append(state)
         return out
 
+    def _record(self, machine: str, ts: int, sig: str, active: bool) -> None:
+        bisect.insort(self.history.setdefault(machine, []), (ts, sig, active))
+
 
 def _order(env: dict[str, Any]) -> tuple[int, str]:
     record = env["body"]["record"]
     return (record.get("ts", env["body"]["at"]), env["sig"])
 
 
-def _collect_invites(roster: Roster, entries: list[dict[str, Any]]) -> None:
-    for env in sorted(entries, key=_order):
-        record = env["body"]["record"]
-        if record["type"] == "invite" and record["id"] not in roster.invites:
-            roster.invites[record["id"]] = Invite(
-                record["id"], record["key"], env["by"], record["reusable"], record["expires"],
-                env["body"]["at"], record.get("person"),
-            )
+def _person_taken(roster: Roster, person: str, target: str, at: int) -> bool:
+    return any(m.person == person and m.machine != target and roster.may_sign(m.machine, at)
+               for m in roster.members.values())
 
 
-def _redemption_ok(roster: Roster, env: dict[str, Any]) -> str | None:
-    """Why an invite redemption fails on its own terms (None when its proof and dates hold)."""
-    record, admission = env["body"]["record"], env["body"]["record"].get("admission") or {}
-    invite = roster.invites.get(admission.get("invite", ""))
-    if invite is None:
-        return "redeems an invite this roster does not hold"
-    if not invites.proof_ok(roster.team_id, invite.id, invite.key, record["machine"], record["person"],
-                            str(admission.get("proof", ""))):
-        return "invite proof does not verify"
-    if record["ts"] > invite.expires:
-        return "invite had expired"
+def _redeem(roster: Roster, env: dict[str, Any]) -> tuple[Invite | None, str]:
+    """The invite a joiner's own entry redeems, or why none does."""
+    record = env["body"]["record"]
+    admission = record.get("admission") or {}
+    ts, proof = record["ts"], str(admission.get("proof", ""))
+    candidates = roster.invites.get(str(admission.get("invite", "")), [])
+    if not candidates:
+        return None, "redeems an invite this roster does not hold"
+    valid = [i for i in candidates if invites.proof_ok(roster.team_id, i.id, i.key, record["machine"],
+                                                       record["person"], proof)]
+    if not valid:
+        return None, "invite proof does not verify"
+    invite = valid[0]
+    if not invite.at - MAX_SKEW_MS <= ts <= invite.expires:  # a joiner's clock may run a little behind
+        return None, "invite had expired (or was redeemed before it existed)"
     if invite.person and invite.person != record["person"]:
-        return f"invite is for person {invite.person!r}"
-    return None
+        return None, f"invite is for person {invite.person!r}"
+    if not roster.may_sign(invite.inviter, ts):
+        return None, "the inviting machine is not (or no longer) an active member"
+    if not invite.reusable and roster.used.get(invite.id, record["machine"]) != record["machine"]:
+        return None, "one-time invite was already used"
+    return invite, ""
 
 
-def _try_admit(roster: Roster, env: dict[str, Any]) -> str | None:
+def _depth(roster: Roster, machine: str) -> int:
+    state = roster.members.get(machine)
+    return state.depth if state else 1  # admitted later in time (clock skew): depth is approximate
+
+
+def _admit(roster: Roster, env: dict[str, Any]) -> str | None:
     """Admit the entry's machine if its admission chains to the founder; return a refusal reason or None."""
     record, signer = env["body"]["record"], env["by"]
-    target, via = record["machine"], (record.get("admission") or {}).get("via")
+    target, ts = record["machine"], record["ts"]
+    via = (record.get("admission") or {}).get("via")
     if target == roster.founder and signer == target and via == "founder":
-        depth = 0
+        depth, sponsor = 0, None
     elif via == "invite" and signer == target:
-        reason = _redemption_ok(roster, env)
-        if reason:
+        invite, reason = _redeem(roster, env)
+        if invite is None:
             return reason
-        invite = roster.invites[record["admission"]["invite"]]
-        if not roster.may_sign(invite.inviter, record["ts"]):
-            return "the inviting machine is not (or no longer) a member"
-        if not invite.reusable and roster.used.get(invite.id, target) != target:
-            return "one-time invite was already used"
-        holders = [m for m in roster.machines_of(record["person"]) if m.active]
-        if holders and roster.person_of(invite.inviter) != record["person"]:
-            return f"person {record['person']!r} exists; only their own machines may invite as them"
+        sponsor = invite.inviter
         if not invite.reusable:
             roster.used[invite.id] = target
-        depth = roster.members[invite.inviter].depth + 1
-    elif signer != target and roster.may_sign(signer, record["ts"]):
-        depth = roster.members[signer].depth + 1
+        depth = _depth(roster, sponsor) + 1
+    elif not record["active"]:
+        return "not admitted: a departure entry cannot admit a machine"
+    elif signer != target and roster.may_sign(signer, ts):
+        sponsor, depth = signer, _depth(roster, signer) + 1
     else:
         return "not admitted: no admission chains to the founder"
+    if sponsor and _person_taken(roster, record["person"], target, ts) and roster.person_of(sponsor) != record["person"]:
+        return f"person {record['person']!r} exists; only their own machines may add machines as them"
     roster.members[target] = MemberState(
         target, record["person"], record["name"], record["role"], record["active"], list(record["emails"]),
-        record["ts"], env["sig"], via or "member", depth,
+        ts, env["sig"], via or "member", depth,
     )
+    roster._record(target, ts, env["sig"], record["active"])
     return None
 
 
 def _apply(roster: Roster, env: dict[str, Any]) -> str | None:
-    """Last-writer-wins update of an admitted machine's state."""
+    """A state change of an admitted machine, judged at the time it was signed; LWW by (ts, sig)."""
     record, signer = env["body"]["record"], env["by"]
-    state = roster.members[record["machine"]]
+    target, ts = record["machine"], record["ts"]
+    state = roster.members[target]
     if env["sig"] == state.sig:
         return None
-    if not roster.admitted(signer):
-        return "signer is not a member"
-    if (record["ts"], env["sig"]) <= (state.ts, state.sig):
-        return None  # older than what we hold: superseded, not wrong
-    if signer == record["machine"] and record["active"] and not state.active:
+    if signer == target and record["active"] and not roster.may_sign(target, ts):
         return "a machine may sign its own departure but never its own return"
+    if not roster.may_sign(signer, ts) and not (signer == target and not record["active"]):
+        return "signer was not an active member when it signed"
     if record["person"] != state.person:
         return "a machine cannot change the person it belongs to"
-    state.name, state.role, state.active = record["name"], record["role"], record["active"]
-    state.emails, state.ts, state.sig = list(record["emails"]), record["ts"], env["sig"]
+    roster._record(target, ts, env["sig"], record["active"])
+    if (ts, env["sig"]) > (state.ts, state.sig):
+        state.name, state.role, state.active = record["name"], record["role"], record["active"]
+        state.emails, state.ts, state.sig = list(record["emails"]), ts, env["sig"]
     return None
 
 
+def _take_invite(roster: Roster, env: dict[str, Any]) -> str | None:
+    record = env["body"]["record"]
+    if not roster.may_sign(env["by"], env["body"]["at"]):
+        return "signer was not an active member when it signed"
+    found = roster.invites.setdefault(record["id"], [])
+    if not any(i.key == record["key"] and i.inviter == env["by"] for i in found):
+        found.append(Invite(record["id"], record["key"], env["by"], record["reusable"], record["expires"],
+                            env["body"]["at"], record.get("person")))
+    return None
+
+
+def _step(roster: Roster, env: dict[str, Any]) -> str | None:
+    kind = env["body"]["record"]["type"]
+    if kind == "invite":
+        return _take_invite(roster, env)
+    target = env["body"]["record"]["machine"]
+    return _apply(roster, env) if roster.admitted(target) else _admit(roster, env)
+
+
+def _pass(team_id: str, founder: str, entries: list[dict[str, Any]], known: set[str]) -> Roster:
+    """One chronological pass; ``known`` are the machines the previous pass admitted."""
+    roster = Roster(team_id, founder, known=known)
+    for env in entries:
+        reason = _step(roster, env)
+        if reason is not None:
+            roster.refused.append((env, reason))
+    return roster
+
+
 def merge(team_id: str, founder: str, entries: list[dict[str, Any]], now: int) -> Roster:
-    """Build the roster from signed roster-log envelopes whose signatures were already verified."""
-    roster = Roster(team_id, founder)
-    fresh = []
+    """Build the roster from signed roster-log envelopes whose signatures were already verified.
+
+    Each pass applies every entry in ``(ts, sig)`` order from scratch; a signer admitted by the previous pass
+    counts even for entries stamped before its own admission (clocks disagree). Passes repeat until the set
+    of admitted machines stops changing, so the result does not depend on the order entries arrived in.
+    """
+    future, ordered = [], []
     for env in entries:
         record = env["body"]["record"]
-        stamp = max(env["body"]["at"], record.get("ts", 0))
-        if stamp > now + MAX_SKEW_MS:
-            roster.refused.append((env, "stamped more than a day in the future"))
-        else:
-            fresh.append(env)
-    _collect_invites(roster, [e for e in fresh if e["body"]["record"]["type"] == "invite"])
-    members = sorted((e for e in fresh if e["body"]["record"]["type"] == "member"), key=_order)
-    pending, progress = list(members), True
-    while progress:  # admissions may arrive in any order: repeat until nothing new chains to the founder
-        progress, waiting = False, []
-        for env in pending:
-            if roster.admitted(env["body"]["record"]["machine"]):
-                waiting.append(env)
-            elif _try_admit(roster, env) is None:
-                progress = True
-            else:
-                waiting.append(env)
-        pending = waiting
-    for env in pending:
-        target = env["body"]["record"]["machine"]
-        if not roster.admitted(target):
-            roster.refused.append((env, _try_admit(roster, env) or "not admitted"))
-        elif (reason := _apply(roster, env)) is not None:
-            roster.refused.append((env, reason))
-    for env in fresh:
-        record = env["body"]["record"]
-        if record["type"] == "team" and env["by"] == founder and not roster.name:
-            roster.name = record["name"]
-        elif record["type"] in ("invite", "team") and not roster.admitted(env["by"]):
-            roster.refused.append((env, "signer is not a member"))
+        if max(env["body"]["at"], record.get("ts", 0)) > now + MAX_SKEW_MS:
+            future.append((env, "stamped more than a day in the future"))
+        elif record["type"] in ("member", "invite"):
+            ordered.append(env)
+    ordered.sort(key=_order)
+    known: set[str] = set()
+    for _ in range(16):
+        roster = _pass(team_id, founder, ordered, known)
+        if set(roster.members) == known:
+            break
+        known = set(roster.members)
+    roster.refused = future + roster.refused
+    teams = sorted((e for e in entries if e["body"]["record"]["type"] == "team" and e["by"] == founder),
+                   key=lambda e: (e["body"]["at"], e["sig"]))
+    if teams:
+        roster.name = teams[-1]["body"]["record"]["name"]
     return roster

@@ -237,6 +237,21 @@ def test_concurrent_appends_from_several_processes_leave_a_gap_free_chain(
     assert len({e.commit for e in chain}) == 201
 
 
+def test_concurrent_first_appends_never_both_take_seq_one(bare_repo: pygit2.Repository, tmp_path: Path) -> None:
+    # Creating the ref is a compare-and-swap too: the ref is locked before "does it exist" is answered.
+    for trial in range(3):
+        go = tmp_path / f"go{trial}"
+        name = f"{REF}"
+        refs.delete(bare_repo, name)
+        writers = [_start_appender(bare_repo, f"t{trial}w{w}", "5", go) for w in range(4)]
+        time.sleep(0.3)
+        go.touch()
+        for proc in writers:
+            _, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err.decode()
+        _assert_honest_chain(bare_repo, 20)
+
+
 def test_writer_killed_mid_append_leaves_a_valid_chain(bare_repo: pygit2.Repository) -> None:
     rng = random.Random(20240101)
     lock = Path(bare_repo.path) / f"{REF}.lock"

@@ -37,7 +37,7 @@ def test_parse_tolerates_surrounding_white_space_and_upper_case() -> None:
 def test_the_code_is_plain_to_copy() -> None:
     text = CODE.encode()
     assert set(text[len(invites.PREFIX):]) <= set("abcdefghijklmnopqrstuvwxyz234567")
-    assert len(text) == len(invites.PREFIX) + 103
+    assert len(text) == len(invites.PREFIX) + 109  # 68 bytes (team, founder, secret, checksum) in base32
 
 
 def test_new_secrets_are_random_and_sixteen_bytes() -> None:
@@ -114,3 +114,11 @@ def test_proof_ok_never_raises_on_garbage(proof) -> None:
     pub = CODE.key().verify_key.encode().hex()
     assert not invites.proof_ok(TEAM_ID, CODE.invite_id, pub, JOINER.id, "bob", proof)
     assert not invites.proof_ok(TEAM_ID, CODE.invite_id, "not-a-key", JOINER.id, "bob", "00" * 64)
+
+
+def test_a_mistyped_code_is_caught_by_its_checksum() -> None:
+    text = CODE.encode()
+    i = len(invites.PREFIX) + 20
+    typo = text[:i] + ("a" if text[i] != "a" else "b") + text[i + 1:]
+    with pytest.raises(InviteError, match="checksum"):
+        invites.parse(typo)
