@@ -1,0 +1,147 @@
+"""The local event log: normalized JSONL under ``$GITIVE_HOME/events/`` (stdlib only: hooks write it).
+
+Full content stays on this machine; :func:`metadata_only` is the projection any shared feature may use.
+Appends hold an ``flock`` so hooks of parallel sessions never interleave lines; the log rotates at
+``ROTATE_BYTES`` and keeps at most ``KEEP_BYTES`` in all, oldest files dropped first.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from gitive.capture.redact import redact
+from gitive.core.home import gitive_home
+
+CURRENT = "events.jsonl"
+ROTATE_BYTES = 8 * 1024 * 1024
+KEEP_BYTES = 64 * 1024 * 1024
+MAX_FIELD = 16_000  # characters kept of any one string (prompts, outputs)
+MAX_LINE = 256 * 1024
+CONTENT_KEYS = ("prompt", "output", "diff", "content", "message_text")  # dropped by metadata_only
+
+
+def events_dir() -> Path:
+    return gitive_home() / "events"
+
+
+def now_iso(ms: int | None = None) -> str:
+    stamp = ms if ms is not None else time.time_ns() // 1_000_000
+    return datetime.fromtimestamp(stamp / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _cap(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > MAX_FIELD:
+        return value[:MAX_FIELD] + f"…[{len(value) - MAX_FIELD} more characters cut]"
+    if isinstance(value, dict):
+        return {k: _cap(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_cap(v) for v in value[:500]]
+    return value
+
+
+def event_id(event: dict[str, Any]) -> str:
+    """Deterministic id: a tool call is identified by session, action, target and call id, so two reports
+    of one call (hook and transcript) get one id; anything else by its whole content."""
+    call = (event.get("tool") or {}).get("call_id")
+    if call:
+        target = (event.get("file") or {}).get("paths") or (event.get("command") or {}).get("command") or ""
+        basis = json.dumps(["call", (event.get("session") or {}).get("id"), event["event"]["action"].lower(),
+                            target, call], sort_keys=True)
+    else:
+        clean = {k: v for k, v in event.items() if k != "event"}
+        basis = json.dumps(["content", event["event"]["action"], clean], sort_keys=True, default=str)
+    return hashlib.blake2b(basis.encode(), digest_size=16).hexdigest()
+
+
+def make(action: str, *, harness: str | None = None, session: str | None = None, cwd: str | None = None,
+         ts: int | None = None, **fields: Any) -> dict[str, Any]:
+    """A normalized event: ``event.action``, ``session.id``, ``harness.name`` and any other field groups."""
+    stamp = ts if ts is not None else time.time_ns() // 1_000_000
+    event: dict[str, Any] = {"timestamp": now_iso(stamp), "ts": stamp, "event": {"action": action}}
+    if harness:
+        event["harness"] = {"name": harness}
+    if session or cwd:
+        event["session"] = {k: v for k, v in (("id", session), ("working_directory", cwd)) if v}
+    for key, value in fields.items():
+        if value not in (None, {}, []):
+            event[key] = value
+    return event
+
+
+def _rotate(directory: Path, current: Path) -> None:
+    if current.stat().st_size < ROTATE_BYTES:
+        return
+    current.rename(directory / f"events-{time.time_ns()}.jsonl")
+    rotated = sorted(directory.glob("events-*.jsonl"))
+    total = sum(p.stat().st_size for p in rotated)
+    for old in rotated:
+        if total <= KEEP_BYTES - ROTATE_BYTES:
+            break
+        total -= old.stat().st_size
+        old.unlink()
+
+
+def append(event: dict[str, Any]) -> dict[str, Any]:
+    """Redact, cap, id and append one event; return what was written."""
+    clean = _cap(redact(event))
+    clean["event"]["id"] = event_id(clean)
+    line = json.dumps(clean, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    if len(line) > MAX_LINE:
+        for key in CONTENT_KEYS:
+            clean.pop(key, None)
+        clean["truncated"] = True
+        line = json.dumps(clean, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    directory = events_dir()
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with open(directory / ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            current = directory / CURRENT
+            fd = os.open(current, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            with os.fdopen(fd, "a", encoding="utf-8") as fh:
+                fh.write(line + "\n")
+            _rotate(directory, current)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return clean
+
+
+def read(*, since_ms: int = 0, session: str | None = None, actions: tuple[str, ...] | None = None
+         ) -> Iterator[dict[str, Any]]:
+    """Events in file order (rotated files first), filtered; a torn or foreign line is skipped."""
+    directory = events_dir()
+    files = [*sorted(directory.glob("events-*.jsonl")), directory / CURRENT]
+    for path in files:
+        if not path.exists():
+            continue
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if event.get("ts", 0) < since_ms:
+                    continue
+                if session and (event.get("session") or {}).get("id") != session:
+                    continue
+                if actions and event.get("event", {}).get("action") not in actions:
+                    continue
+                yield event
+
+
+def metadata_only(event: dict[str, Any]) -> dict[str, Any]:
+    """What may leave this machine: actions, paths, commands, ids; no prompts, outputs or diffs."""
+    out = {k: v for k, v in event.items() if k not in CONTENT_KEYS}
+    if "tool" in out:
+        out["tool"] = {k: v for k, v in out["tool"].items() if k in ("name", "call_id")}
+    if "command" in out:
+        out["command"] = {k: v for k, v in out["command"].items() if k in ("command", "exit_code")}
+    return out

@@ -1,0 +1,119 @@
+"""Turning a harness's hook payload into a normalized event (stdlib only)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from gitive.capture import events
+from gitive.capture.adapters.base import READ_TOOLS, SHELL_TOOLS, TODO_TOOLS, WRITE_TOOLS, Adapter
+
+ACTIONS = {"session-start": "session.start", "prompt": "prompt.submitted", "post-tool": "tool.completed",
+           "stop": "turn.stop", "session-end": "session.end"}
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
+_EXIT = re.compile(r"(?:exit(?:ed with)? (?:code|status)|returncode)[\s:=]*(-?\d+)", re.IGNORECASE)
+_PATH_KEYS = ("file_path", "path", "notebook_path", "filePath", "absolute_path", "target_file", "file")
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return {"text": value}
+        return parsed if isinstance(parsed, dict) else {"text": value}
+    return {}
+
+
+def relative(path: str, root: Path | None) -> str:
+    if root is not None and path.startswith("/"):
+        try:
+            return str(Path(path).resolve().relative_to(root.resolve()))
+        except ValueError:
+            return path
+    return path.removeprefix("./")
+
+
+def _paths(tool_input: dict[str, Any], root: Path | None) -> list[str]:
+    found = [tool_input[k] for k in _PATH_KEYS if isinstance(tool_input.get(k), str)]
+    for key in ("paths", "files"):
+        if isinstance(tool_input.get(key), list):
+            found += [p for p in tool_input[key] if isinstance(p, str)]
+    for key in ("patch", "input", "command"):
+        if isinstance(tool_input.get(key), str) and "*** " in tool_input[key]:
+            found += _PATCH_FILE.findall(tool_input[key])
+    return sorted({relative(p.strip(), root) for p in found if p.strip()})
+
+
+def _exit_code(response: dict[str, Any]) -> int | None:
+    for key in ("exit_code", "exitCode", "returncode", "return_code", "status_code"):
+        value = response.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    for key in ("stderr", "stdout", "output", "text", "result"):
+        text = response.get(key)
+        if isinstance(text, str) and (m := _EXIT.search(text[-2000:])):
+            return int(m.group(1))
+    if response.get("interrupted") is True:
+        return 130
+    return None
+
+
+def _output_text(response: dict[str, Any]) -> str:
+    parts = [response.get(k) for k in ("stderr", "stdout", "output", "text", "error", "result")]
+    return "\n".join(p for p in parts if isinstance(p, str))[-4000:]
+
+
+def _doing(tool_input: dict[str, Any]) -> str | None:
+    todos = tool_input.get("todos") or tool_input.get("plan") or []
+    if isinstance(todos, list):
+        for item in todos:
+            if isinstance(item, dict) and item.get("status") == "in_progress":
+                text = item.get("content") or item.get("step") or item.get("activeForm")
+                if isinstance(text, str):
+                    return text[:200]
+    return None
+
+
+def tool_fields(adapter: Adapter, payload: dict[str, Any], root: Path | None) -> dict[str, Any]:
+    name_key, input_key, response_key = adapter.tool_fields
+    name = str(payload.get(name_key) or "")
+    tool_input = _as_dict(payload.get(input_key))
+    response = _as_dict(payload.get(response_key) or payload.get("tool_result"))
+    lowered = name.lower().split("__")[-1]
+    fields: dict[str, Any] = {"tool": {"name": name, "call_id": payload.get("tool_use_id") or payload.get("call_id")}}
+    paths = _paths(tool_input, root)
+    if paths:
+        op = "modify" if lowered in WRITE_TOOLS or "patch" in lowered else "read" if lowered in READ_TOOLS else "touch"
+        fields["file"] = {"paths": paths[:64], "op": op}
+    if lowered in SHELL_TOOLS or "command" in tool_input:
+        command = tool_input.get("command") or tool_input.get("cmd")
+        if isinstance(command, list):
+            command = " ".join(str(c) for c in command)
+        fields["command"] = {"command": str(command or "")[:2000], "exit_code": _exit_code(response)}
+    if lowered in TODO_TOOLS and (doing := _doing(tool_input)):
+        fields["doing"] = doing
+    fields["output"] = {"text": _output_text(response)}
+    return fields
+
+
+def event_for(adapter: Adapter, our_event: str, payload: dict[str, Any], root: Path | None) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    if our_event == "post-tool":
+        fields = tool_fields(adapter, payload, root)
+    elif our_event == "prompt":
+        prompt = payload.get("prompt") or payload.get("user_prompt")
+        fields["prompt"] = {"text": prompt if isinstance(prompt, str) else ""}
+    elif our_event == "session-start":
+        fields["source"] = payload.get("source")
+    turn = payload.get(adapter.extra.get("turn_key", "turn_id")) or payload.get("generation_id")
+    if turn:
+        fields["turn"] = {"id": str(turn)}
+    if root is not None:
+        fields["vcs"] = {"repository": str(root)}
+    return events.make(ACTIONS[our_event], harness=adapter.name, session=adapter.session_key(payload),
+                       cwd=adapter.cwd_key(payload), **fields)

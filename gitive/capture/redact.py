@@ -1,0 +1,55 @@
+"""Redaction of secrets before anything is written to the event log (stdlib only: runs in hooks)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+MARK = "[REDACTED]"
+
+_SECRET_KEY = re.compile(
+    r"(pass(word|wd|phrase)?|secret|token|api[_-]?key|access[_-]?key|auth(orization)?|credential|"
+    r"private[_-]?key|session[_-]?key|cookie|client[_-]?secret)", re.IGNORECASE)
+
+_PATTERNS = [
+    # PEM blocks: private keys and certificates, whole block
+    re.compile(r"-----BEGIN [A-Z0-9 ]*(PRIVATE KEY|CERTIFICATE)[A-Z ]*-----.*?-----END [A-Z0-9 ]*-----", re.DOTALL),
+    # URL credentials: scheme://user:password@host
+    re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"),
+    # tokens by their documented prefixes
+    re.compile(r"\b(ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}"),
+    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
+    re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"),
+    re.compile(r"\bsk-(ant-|proj-)?[A-Za-z0-9_\-]{20,}"),
+    re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
+    re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"),
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"),
+    re.compile(r"\bnpm_[A-Za-z0-9]{36}"),
+    re.compile(r"\bpypi-[A-Za-z0-9_\-]{50,}"),
+    re.compile(r"\b(sk|rk|pk)_(live|test)_[A-Za-z0-9]{20,}"),
+    re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),  # JWT
+    # labelled values in text: "Authorization: Bearer x", "password=x", "API_KEY: x"
+    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{12,}=*"),
+    re.compile(r"(?i)(?<![a-z0-9_.-])((?:[a-z0-9_.-]*?)(?:password|passwd|secret|token|api[_-]?key|access[_-]?key|"
+               r"client[_-]?secret))(\s*[:=]\s*)(\"[^\"]*\"|'[^']*'|[^\s,;&]+)"),
+]
+
+
+def redact_text(text: str) -> str:
+    """Replace every secret the patterns recognise in ``text`` with ``[REDACTED]``."""
+    for pattern in _PATTERNS[:-1]:
+        text = pattern.sub(MARK, text)
+    return _PATTERNS[-1].sub(lambda m: f"{m.group(1)}{m.group(2)}{MARK}", text)
+
+
+def redact(value: Any, key: str = "") -> Any:
+    """Redact a JSON-like value: labelled keys lose their value, strings lose recognisable secrets."""
+    if isinstance(value, dict):
+        return {k: redact(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v, key) for v in value]
+    if isinstance(value, str):
+        if key and _SECRET_KEY.search(key) and value:
+            return MARK
+        return redact_text(value)
+    return value
