@@ -1,0 +1,225 @@
+"""Simulated team machines for CLI tests: each is a clone plus its own ``GITIVE_HOME``.
+
+``Machine.run("sync", "--json")`` runs ``gitive`` in-process (``gitive.cli.main.run``) from the machine's clone
+with the machine's home, and captures exit code, stdout and stderr. Nothing is mocked: every command runs
+real git against real repositories.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from testing import fixtures
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+    def __str__(self) -> str:  # shown by pytest when an assertion on a result fails
+        return f"exit {self.code}\n--- stdout\n{self.out}--- stderr\n{self.err}"
+
+
+@contextlib.contextmanager
+def _environ(changes: dict[str, str | None]) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in changes}
+    try:
+        for k, v in changes.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def run_cli(argv: list[str], cwd: Path, env: dict[str, str | None]) -> Result:
+    """Run ``gitive argv`` in-process in ``cwd`` with ``env`` applied; restore cwd and env afterwards."""
+    from gitive.cli.main import run
+
+    out, err = io.StringIO(), io.StringIO()
+    old_cwd = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with _environ(env), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = run(argv)
+    finally:
+        os.chdir(old_cwd)
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+@dataclass
+class Machine:
+    """One simulated machine: a work tree (``clone``) and a ``GITIVE_HOME`` of its own."""
+
+    name: str
+    home: Path
+    clone: Path
+    env: dict[str, str | None] = field(default_factory=dict)
+
+    def run(self, *argv: str, env: dict[str, str | None] | None = None) -> Result:
+        return run_cli(list(argv), self.clone, {"GITIVE_HOME": str(self.home), **self.env, **(env or {})})
+
+    def ok(self, *argv: str, env: dict[str, str | None] | None = None) -> Result:
+        """``run`` and require exit 0."""
+        result = self.run(*argv, env=env)
+        assert result.code == 0, f"gitive {' '.join(argv)} on {self.name}: {result}"
+        return result
+
+    def json(self, *argv: str, env: dict[str, str | None] | None = None) -> Any:
+        """``run`` with ``--json``, require exit 0, and parse stdout."""
+        return self.ok(*argv, "--json", env=env).json()
+
+    @property
+    def repo(self) -> pygit2.Repository:
+        return pygit2.Repository(str(self.clone))
+
+    @property
+    def key(self) -> Any:
+        from gitive.core.keys import load_key
+
+        return load_key(self.home / "machine.key")
+
+    @property
+    def id(self) -> str:
+        from gitive.core.keys import machine_id
+
+        return machine_id(self.key)
+
+    @property
+    def team_id(self) -> str:
+        return self.git("config", "hive.team").strip()
+
+    def append(self, record: dict[str, Any], log: str = "team", *, at: int | None = None) -> Any:
+        """Append ``record`` to this machine's ``log`` with ``gitive.store.logs`` (no sync)."""
+        from gitive.store import logs
+
+        return logs.append(self.repo, self.key, self.team_id, log, dict(TEAM_SCOPE), record, at=at)
+
+    def git(self, *args: str, check: bool = True) -> str:
+        return fixtures.run_git(list(args), cwd=self.clone, check=check)
+
+    def config(self) -> str:
+        return self.git("config", "--list", "--local")
+
+
+class Fleet:
+    """Factory of machines around remotes; also founds, invites and joins through the CLI."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+
+    def machine(self, name: str, remote: str | Path) -> Machine:
+        home = self.base / "homes" / name
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        clone = fixtures.clone(remote, self.base / "clones" / name)
+        return Machine(name, home, clone)
+
+    def found(self, machine: Machine, person: str) -> Machine:
+        machine.ok("init", "--person", person, "--machine", machine.name)
+        machine.ok("sync")
+        return machine
+
+    def invite(self, inviter: Machine, *args: str) -> str:
+        code = inviter.ok("invite", *args).out.strip()
+        assert code.startswith("gitive-"), code
+        return code
+
+    def join(self, machine: Machine, code: str, person: str) -> Machine:
+        machine.ok("join", code, "--person", person, "--machine", machine.name)
+        return machine
+
+    def team(self, remote: str | Path, *people: tuple[str, str]) -> list[Machine]:
+        """Found a team with ``people[0]`` = (person, machine) and invite every other one; all synced."""
+        (person, name), *rest = people
+        founder = self.found(self.machine(name, remote), person)
+        out = [founder]
+        for person_, name_ in rest:
+            code = self.invite(founder)
+            out.append(self.join(self.machine(name_, remote), code, person_))
+        for m in out[:-1]:  # the last joiner's own join already fetched everything there is
+            m.ok("sync")
+        return out
+
+
+def roster_view(team: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
+    """The comparable part of ``gitive team --json``: (person, name, machine, active) per member."""
+    return sorted((m["person"], m["name"], m["machine"], m["active"]) for m in team["members"])
+
+
+def one_line_error(result: Result, *words: str) -> str:
+    """Assert ``result`` is a clean gitive error (exit 1, one ``gitive:`` line, no traceback); return it."""
+    assert result.code == 1, str(result)
+    lines = [ln for ln in result.err.splitlines() if ln.strip()]
+    assert len(lines) == 1, str(result)
+    assert lines[0].startswith("gitive: "), str(result)
+    assert "Traceback" not in result.err + result.out, str(result)
+    for word in words:
+        assert word in lines[0], f"{word!r} not in {lines[0]!r}"
+    return lines[0]
+
+
+
+# Building data gitive itself would refuse to write: forged, oversized or out-of-sequence log entries.
+
+TEAM_SCOPE: dict[str, Any] = {"team": True}
+
+
+def make_key(machine: Machine) -> Any:
+    """Create (or load) ``machine``'s key without joining any team: a machine the roster never admitted."""
+    from gitive.core.keys import load_or_create_key
+
+    return load_or_create_key(machine.home / "machine.key")[0]
+
+
+def note(i: int | str, founder: str) -> dict[str, Any]:
+    """A small, valid record to fill a ``team`` log with (kind ``team``, distinguishable by name)."""
+    return {"type": "team", "name": f"note {i}", "founder": founder}
+
+
+def signed_entry(key: Any, team_id: str, author: str, seq: int, record: dict[str, Any], *,
+                 log: str = "team", at: int | None = None) -> dict[str, Any]:
+    """``Signed<LogEntry>`` of ``record`` signed by ``key`` but claiming ``author`` and ``seq`` (unchecked)."""
+    from gitive.core import signed
+    from gitive.core.clock import now_ms
+
+    body = {"author": author, "log": log, "scope": dict(TEAM_SCOPE), "seq": seq,
+            "at": at if at is not None else now_ms(), "record": record}
+    return signed.sign(key, team_id, record["type"], body)
+
+
+def entry_commit(repo: pygit2.Repository, envelope: dict[str, Any] | bytes, parent: str | None) -> str:
+    """Write an entry commit shaped like ``gitive.store.logs`` writes one, for any envelope; no ref moves."""
+    from gitive.constants import ENTRY_FILE
+    from gitive.core import canonical
+
+    data = envelope if isinstance(envelope, bytes) else canonical.dumps(envelope)
+    builder = repo.TreeBuilder()
+    builder.insert(ENTRY_FILE, repo.create_blob(data), pygit2.enums.FileMode.BLOB)
+    who = pygit2.Signature("forger", "forger@hive", 1_700_000_000, 0)
+    parents = [pygit2.Oid(hex=parent)] if parent else []
+    return str(repo.create_commit(None, who, who, "forged entry\n", builder.write(), parents))
+
+
+def push_commit(machine: Machine, commit: str, ref: str, remote: str = "origin", *, force: bool = False) -> None:
+    """``git push <remote> <commit>:<ref>`` from ``machine``'s clone (the objects must be in that clone)."""
+    machine.git("push", "--quiet", remote, f"{'+' if force else ''}{commit}:{ref}")
