@@ -22,10 +22,12 @@ def sync(
 
     Example: gitive sync --remote origin
     """
+    from gitive.capture.outcomes import record_if_due
     from gitive.index import sync as syncing
     from gitive.team.hive import open_hive
 
     hive = open_hive()
+    record_if_due(hive)  # citations whose sessions settled become signed records, pushed by this sync
     with progress_bar("verifying", enabled=not as_json) as progress:
         report = syncing.run(hive, push=not no_push, progress=progress, only=remote)
     if as_json:

@@ -60,6 +60,14 @@ _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
         "base": ("str", False),
     },
     "tombstone": {"lesson": ("hex", True), "reason": ("str", True), "bodies": ("list", True)},
+    # An agent used a lesson in a session; written once the outcome is known (a day after the session ended).
+    "citation": {
+        "lesson": ("hex", True),
+        "session": ("str", True),
+        "success": ("bool", True),
+        "tests_passed": ("bool", True),
+        "reverted": ("bool", True),
+    },
     "project-member": {
         "project": ("hex", True),
         "person": ("name", True),

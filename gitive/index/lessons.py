@@ -21,7 +21,7 @@ from gitive.index import projects
 from gitive.store import bodies, refs
 from gitive.store.logs import Entry
 
-KINDS = ("lesson", "review", "tombstone", "project-member")
+KINDS = ("lesson", "review", "tombstone", "project-member", "citation")
 
 
 def _scope(scope: dict[str, Any]) -> tuple[str, str]:
@@ -52,6 +52,10 @@ def project_entry(conn: sqlite3.Connection, entry: Entry) -> None:
     elif kind == "tombstone":
         conn.execute("INSERT OR IGNORE INTO tombstones VALUES (?,?,?,?,?,?,?,0)",
                      (*key, record["lesson"], record["reason"], json.dumps(record["bodies"]), body["at"]))
+    elif kind == "citation":
+        conn.execute("INSERT INTO lesson_stats VALUES (?, 1, ?) ON CONFLICT(lesson) DO UPDATE SET "
+                     "citations = citations + 1, successes = successes + excluded.successes",
+                     (record["lesson"], int(record["success"])))
     elif kind == "project-member":
         conn.execute("INSERT OR IGNORE INTO project_members VALUES (?,?,?,?,?,?,?,?)",
                      (*key, record["project"], record["person"], record["role"], int(record["confirmed"]),

@@ -82,3 +82,16 @@ def read_head_file(repo: pygit2.Repository, path: str) -> str | None:
     except (pygit2.GitError, KeyError, ValueError):
         return None
     return obj.data.decode("utf-8", "replace") if isinstance(obj, pygit2.Blob) else None
+
+
+def reverted(repo: pygit2.Repository, commits: list[str], since_ms: int) -> bool:
+    """Whether any of ``commits`` was reverted (``git revert`` message) in a commit made since ``since_ms``."""
+    from gitive.store import git
+
+    if not commits:
+        return False
+    args = ["log", "--all", f"--since={since_ms // 1000}", "--format=%B%x00"]
+    for sha in commits:
+        args += ["--grep", f"This reverts commit {sha}"]
+    code, out, _ = git.run(args, cwd=repo.workdir or repo.path, check=False)
+    return code == 0 and bool(out.strip("\0\n "))
