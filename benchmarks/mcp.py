@@ -1,0 +1,300 @@
+"""MCP benchmark: the ``search_memory`` round trip over an open stdio session (target: p50 ≤ 20 ms).
+
+    .venv/bin/python benchmarks/mcp.py                     # 1,000 lessons (cached after the first run)
+    .venv/bin/python benchmarks/mcp.py --lessons 200 --rounds 3    # quick
+
+What it does:
+
+1. Data (cached under ``$TMPDIR/gitive-bench/mcp-v<format>-n<lessons>/``): a bare remote and a clone with
+   100 files in 10 directories, a team founded with ``gitive init --person alice`` (in-process CLI), and
+   ``--lessons`` lessons written through the real ``gitive.lessons.propose.propose``, nine in ten approved
+   through ``gitive.lessons.review.review``; each cites one or two of the files and uses words from a small
+   vocabulary, so queries match many lessons, as in a busy repository.
+2. The server: ``gitive mcp`` when the CLI has that command, else ``python -m gitive.mcp`` (the same server;
+   the output says which), started by the SDK's own ``Client`` over stdio in the clone, as a harness starts it.
+3. Figures, on one open session after five warm-up calls: the wall time of ``search_memory`` calls as the client
+   sees them (request out, structured result parsed), over every query with and without files, ``--rounds``
+   times, and the CPU time client and server spent per call (from ``/proc``: on a machine busy with other work
+   the wall time grows, this much less, so it is the figure to read when the load average is above the core
+   count); the same work in-process without any transport (``gitive.mcp.memory.search_memory``, which opens
+   the hive and index and checks for new refs on every call, as the server does); ``recall.search`` alone on a
+   warm connection; and, for information, ``get_memory_context`` and ``who_knows`` round trips and the
+   server's start-up (spawn to initialized).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+# This file is named like the SDK it measures: take its own directory off the path (Python puts it first) so
+# ``import mcp`` finds the SDK, and load the shared helpers by file name instead.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+
+def _load_common() -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_common", _HERE / "_common.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+c = _load_common()
+
+FORMAT_VERSION = 1
+WORDS = ("cache", "token", "session", "retry", "timeout", "migration", "schema", "deploy", "queue", "worker",
+         "config", "logging", "metrics", "auth", "cookie", "refresh", "database", "index", "lock", "flaky",
+         "test", "fixture", "proto", "client", "server", "release", "version", "build", "docker", "kubernetes")
+KINDS = ("Gotcha", "Convention", "Correction", "Routing")
+QUERIES = ("session cookie refresh token", "flaky test fixture timeout", "database migration lock",
+           "deploy docker build version", "retry queue worker", "cache config metrics", "proto client server",
+           "why does the auth token expire early", "release build fails on kubernetes", "logging index schema")
+TARGET_MS = 20.0
+
+
+def _files() -> list[str]:
+    return [f"src/{d}/{f}.py" for d in ("api", "auth", "billing", "core", "db", "jobs", "ops", "ui", "util", "web")
+            for f in ("main", "models", "views", "tasks", "client", "server", "config", "errors", "cache", "io")]
+
+
+def _lesson(n: int, files: list[str]) -> tuple[str, str, list[str]]:
+    """Text, kind and cited files of synthetic lesson ``n`` (the same every run)."""
+    picks = [WORDS[(n * 7 + k * 11) % len(WORDS)] for k in range(4)]
+    text = (f"Lesson {n}: when the {picks[0]} and the {picks[1]} disagree, check the {picks[2]} first; "
+            f"the {picks[3]} is usually stale after a restart.")
+    cited = [files[(n * 13) % len(files)]] + ([files[(n * 29 + 5) % len(files)]] if n % 3 == 0 else [])
+    return text, KINDS[n % len(KINDS)], list(dict.fromkeys(cited))
+
+
+@contextlib.contextmanager
+def in_dir(work: Path, home: Path) -> Iterator[None]:
+    old_cwd, old_home = Path.cwd(), os.environ.get("GITIVE_HOME")
+    os.chdir(work)
+    os.environ["GITIVE_HOME"] = str(home)
+    try:
+        yield
+    finally:
+        os.chdir(old_cwd)
+        if old_home is None:
+            os.environ.pop("GITIVE_HOME", None)
+        else:
+            os.environ["GITIVE_HOME"] = old_home
+
+
+def build(target: Path, lessons: int) -> dict[str, Any]:
+    from gitive.cli.main import run
+    from gitive.index.refresh import fresh_index
+    from gitive.lessons.propose import propose
+    from gitive.lessons.review import review
+    from gitive.team.hive import open_hive
+
+    shutil.rmtree(target, ignore_errors=True)
+    remote, work, home = target / "remote.git", target / "work", target / "home"
+    c.git("init", "--quiet", "--bare", remote)
+    c.git("clone", "--quiet", f"file://{remote}", work)
+    files = _files()
+    for path in files:
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_text(f"# {path}\n")
+    c.git("add", "--", *files, cwd=work)
+    c.git("commit", "--quiet", "-m", "the application", cwd=work)
+    c.git("push", "--quiet", "origin", "HEAD:refs/heads/main", cwd=work)
+    start = time.perf_counter()
+    with in_dir(work, home):
+        with contextlib.redirect_stdout(sys.stderr):
+            if run(["init", "--person", "alice", "--machine", "bench-box"]) != 0:
+                raise RuntimeError("gitive init failed")
+        hive = open_hive(work)
+        with fresh_index(hive) as (conn, _):
+            for n in range(lessons):
+                text, kind, cited = _lesson(n, files)
+                made = propose(hive, conn, kind=kind, text=text, evidence=[f"file:{f}" for f in cited])
+                if n % 10:
+                    review(hive, conn, made.id, approved=True, note="benchmark")
+                if n % 2500 == 2499:
+                    c.git("gc", "--quiet", "--prune=now", cwd=work)
+    c.git("gc", "--quiet", "--prune=now", cwd=work)
+    meta = {"format": FORMAT_VERSION, "lessons": lessons, "write_seconds": round(time.perf_counter() - start, 1)}
+    (target / "meta.json").write_text(json.dumps(meta) + "\n")
+    return meta
+
+
+def load_or_build(target: Path, lessons: int, regenerate: bool) -> dict[str, Any]:
+    meta_file = target / "meta.json"
+    if not regenerate and meta_file.exists():
+        meta = json.loads(meta_file.read_text())
+        if meta.get("format") == FORMAT_VERSION:
+            return meta
+    with c.step(f"writing {lessons:,} lessons through propose and review"):
+        return build(target, lessons)
+
+
+def server_command() -> tuple[str, list[str], str]:
+    """The command that starts the server, its arguments, and how to name it in the output."""
+    from gitive.cli import main
+
+    main._register()
+    if "mcp" in {cmd.name for cmd in main.app.registered_commands}:
+        gitive = Path(sys.executable).with_name("gitive")
+        if gitive.exists():
+            return str(gitive), ["mcp"], "gitive mcp"
+    return sys.executable, ["-m", "gitive.mcp"], "python -m gitive.mcp (the CLI has no `mcp` command yet)"
+
+
+def calls() -> list[dict[str, Any]]:
+    files = _files()
+    out = []
+    for n, query in enumerate(QUERIES):
+        out.append({"query": query})
+        out.append({"query": query, "files": [files[(n * 17) % len(files)], files[(n * 31 + 3) % len(files)]]})
+    return out
+
+
+def _children_cpu() -> dict[int, float]:
+    """CPU seconds (user + system) of each child process of this one, from ``/proc`` (Linux)."""
+    found: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for task in Path("/proc/self/task").glob("*/children"):
+        for pid in task.read_text().split():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                found[int(pid)] = (int(fields[11]) + int(fields[12])) / tick
+    return found
+
+
+async def measure_stdio(work: Path, home: Path, rounds: int) -> dict[str, Any]:
+    from mcp import Client, StdioServerParameters
+
+    command, args, label = server_command()
+    env = {**os.environ, "GITIVE_HOME": str(home)}
+    params = StdioServerParameters(command=command, args=args, env=env, cwd=str(work))
+    startups = []
+    for _ in range(3):
+        start = time.perf_counter()
+        async with Client(params) as client:
+            startups.append(time.perf_counter() - start)
+    found: dict[str, Any] = {"server": label, "startup": statistics.median(startups)}
+    async with Client(params) as client:
+        for args_ in calls()[:5]:
+            await client.call_tool("search_memory", args_)
+        times, sizes = [], []
+        server_cpu, client_cpu = _children_cpu(), time.process_time()
+        for _ in range(rounds):
+            for args_ in calls():
+                start = time.perf_counter()
+                result = await client.call_tool("search_memory", args_)
+                times.append(time.perf_counter() - start)
+                if result.is_error or result.structured_content is None:
+                    raise RuntimeError(f"search_memory failed: {result.content}")
+                sizes.append(len(result.structured_content["results"]))
+        client_cpu = time.process_time() - client_cpu
+        after = _children_cpu()
+        spent = sum(after[pid] - server_cpu.get(pid, 0.0) for pid in after)
+        found["search"], found["results"] = times, sizes
+        found["cpu"] = (spent + client_cpu) / len(times) if after else None
+        found["server_cpu"] = spent / len(times) if after else None
+        for tool, args_ in (("get_memory_context", {"task": QUERIES[0], "files": _files()[:2]}),
+                            ("who_knows", {"query": QUERIES[1], "files": _files()[10:12]})):
+            spent = []
+            for _ in range(max(3, rounds)):
+                start = time.perf_counter()
+                result = await client.call_tool(tool, args_)
+                spent.append(time.perf_counter() - start)
+                if result.is_error:
+                    raise RuntimeError(f"{tool} failed: {result.content}")
+            found[tool] = spent
+    return found
+
+
+def measure_inprocess(work: Path, home: Path, rounds: int) -> dict[str, Any]:
+    from gitive.index.refresh import fresh_index
+    from gitive.lessons.recall import search
+    from gitive.mcp import memory
+    from gitive.team import projects
+    from gitive.team.hive import open_hive
+
+    library, recall = [], []
+    with in_dir(work, home):
+        for args_ in calls()[:5]:
+            memory.search_memory(work, **args_)
+        cpu = time.process_time()
+        for _ in range(rounds):
+            for args_ in calls():
+                start = time.perf_counter()
+                memory.search_memory(work, **args_)
+                library.append(time.perf_counter() - start)
+        library_cpu = (time.process_time() - cpu) / len(library)
+        hive = open_hive(work)
+        project = projects.project_id(hive.project)
+        with fresh_index(hive) as (conn, _):
+            cpu = time.process_time()
+            for _ in range(rounds):
+                for args_ in calls():
+                    start = time.perf_counter()
+                    search(conn, args_["query"], files=args_.get("files", []), project=project, limit=11,
+                           repo=hive.project)
+                    recall.append(time.perf_counter() - start)
+            recall_cpu = (time.process_time() - cpu) / len(recall)
+    return {"library": library, "recall": recall, "library_cpu": library_cpu, "recall_cpu": recall_cpu}
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--lessons", type=int, default=1000, help="Lessons in the hive (default 1,000).")
+    parser.add_argument("--rounds", type=int, default=10, help="Times every query is sent (default 10).")
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "gitive-bench")
+    parser.add_argument("--regenerate", action="store_true", help="Rebuild the cached data set.")
+    args = parser.parse_args()
+    c.hermetic_git(args.cache / "git-env")
+    target = args.cache / f"mcp-v{FORMAT_VERSION}-n{args.lessons}"
+    meta = load_or_build(target, args.lessons, args.regenerate)
+    work, home = target / "work", target / "home"
+    before = c.load()
+    import anyio
+
+    with c.step("search_memory over stdio"):
+        stdio = anyio.run(measure_stdio, work, home, args.rounds)
+    with c.step("the same searches in-process"):
+        local = measure_inprocess(work, home, args.rounds)
+    p50 = statistics.median(stdio["search"]) * 1000
+    print(f"data      {meta['lessons']:,} lessons (nine in ten verified), written in {meta['write_seconds']} s "
+          f"(cached at {target})")
+    print(f"server    {stdio['server']}; start-up to initialized {c.ms(stdio['startup'])} (median of 3)")
+    print(f"search    search_memory round trip over stdio: p50 {p50:.1f} ms, p95 "
+          f"{_pct(stdio['search'], 0.95) * 1000:.1f} ms over {len(stdio['search'])} calls "
+          f"({statistics.mean(stdio['results']):.1f} results a page)  [target p50 ≤ {TARGET_MS:g} ms: "
+          f"{c.target(p50 <= TARGET_MS)}]")
+    if stdio["cpu"] is not None:
+        print(f"  CPU per call, client and server together: {stdio['cpu'] * 1000:.1f} ms (server "
+              f"{stdio['server_cpu'] * 1000:.1f} ms): what a round trip costs on an idle machine, whatever the load")
+    print(f"  of which the tool's work in-process (open hive and index, check refs, search, shape): p50 "
+          f"{statistics.median(local['library']) * 1000:.1f} ms, CPU {local['library_cpu'] * 1000:.1f} ms")
+    print(f"  of which recall.search alone on a warm connection: p50 {statistics.median(local['recall']) * 1000:.1f} "
+          f"ms, CPU {local['recall_cpu'] * 1000:.1f} ms")
+    for tool in ("get_memory_context", "who_knows"):
+        print(f"{tool:<18} round trip p50 {statistics.median(stdio[tool]) * 1000:.1f} ms (informational)")
+    print(f"machine   {before} before, {c.load()} after")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,55 @@
+"""``gitive mcp``: the command harnesses run (``.mcp.json`` says ``"command": "gitive", "args": ["mcp"]``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitive.cli import main
+from testing.machines import run_cli
+from tests.mcp.conftest import Team, server_env
+from tests.mcp.test_server import TOOLS
+
+GITIVE = Path(sys.executable).with_name("gitive")
+
+
+def _registered() -> bool:
+    main._register()
+    return any(command.name == "mcp" for command in main.app.registered_commands)
+
+
+needs_command = pytest.mark.skipif(not _registered(), reason="`gitive mcp` is not registered in gitive.cli.main yet")
+
+
+@needs_command
+def test_tools_option_lists_the_six_tools_with_schemas(team: Team) -> None:
+    result = run_cli(["mcp", "--tools", "--json"], team.alice.clone, {"GITIVE_HOME": str(team.alice.home)})
+    assert result.code == 0, str(result)
+    listed = result.json()
+    assert {t["name"] for t in listed} == TOOLS
+    assert [t["name"] for t in listed if not t["read_only"]] == ["propose_lesson"]
+    assert all(t["input_schema"]["type"] == "object" for t in listed)
+
+
+@needs_command
+def test_tools_option_prints_one_line_each(team: Team) -> None:
+    result = run_cli(["mcp", "--tools"], team.alice.clone, {"GITIVE_HOME": str(team.alice.home)})
+    assert result.code == 0, str(result)
+    assert [line.split(" ")[0].rstrip(":") for line in result.out.splitlines()] == sorted(TOOLS, key=[
+        "search_memory", "get_lesson", "get_memory_context", "propose_lesson", "list_team", "who_knows"].index)
+
+
+@needs_command
+@pytest.mark.anyio
+async def test_the_gitive_mcp_command_serves_over_stdio(team: Team) -> None:
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=str(GITIVE), args=["mcp"], env=server_env(team.alice),
+                                   cwd=str(team.alice.clone))
+    async with Client(params, read_timeout_seconds=60) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        found = await client.call_tool("get_lesson", {"id": team.session_lesson[:12]})
+    assert names == TOOLS
+    assert not found.is_error and found.structured_content["verified"]

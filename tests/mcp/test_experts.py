@@ -1,0 +1,65 @@
+"""``who_knows`` as a library call on the shared team (alice's clone and home)."""
+
+from __future__ import annotations
+
+from gitive.mcp import experts
+from tests.mcp.conftest import CAROL, INVOICE_FILE, PROTO, SESSION_FILE, Team, as_machine
+
+
+def test_the_files_committer_ranks_first_with_counted_reasons(team: Team) -> None:
+    with as_machine(team.alice):
+        found = experts.who_knows(team.alice.clone, files=[SESSION_FILE])
+    assert [p["person"] for p in found["people"]] == ["bob", "alice"]
+    bob = found["people"][0]
+    assert [(r["kind"], r["count"]) for r in bob["reasons"]] == [("commits", 4), ("wrote", 1)]
+    assert bob["reasons"][1]["lessons"] == [team.session_lesson[:12]]
+    assert bob["score"] == 4 * experts.W_COMMIT + experts.W_WROTE
+    assert found["files_from"] == "given" and found["since_days"] == experts.HISTORY_DAYS
+
+
+def test_this_machines_sessions_count_for_you(team: Team) -> None:
+    with as_machine(team.alice):
+        found = experts.who_knows(team.alice.clone, files=["src/auth"])
+    alice = next(p for p in found["people"] if p["person"] == "alice")
+    assert alice["you"]
+    sessions = next(r for r in alice["reasons"] if r["kind"] == "sessions")
+    assert sessions["count"] == 1 and "on this machine" in sessions["detail"]
+    assert alice["sessions"][0]["files"] == [SESSION_FILE]
+
+
+def test_authors_off_the_roster_are_listed_apart(team: Team) -> None:
+    with as_machine(team.alice):
+        found = experts.who_knows(team.alice.clone, files=[INVOICE_FILE])
+    assert found["others"] == [{"email": CAROL, "commits": 1}]
+    assert "carol" not in {p["person"] for p in found["people"]}
+
+
+def test_a_topic_alone_looks_at_the_files_matching_lessons_cite(team: Team) -> None:
+    with as_machine(team.alice):
+        found = experts.who_knows(team.alice.clone, "make gen generated client")
+    assert found["files_from"] == "lessons" and PROTO in found["files"]
+    first = found["people"][0]
+    assert first["person"] == "alice"
+    assert {r["kind"] for r in first["reasons"]} >= {"commits", "reviewed"}
+    assert "files cited by matching lessons" in first["reasons"][0]["detail"]
+
+
+def test_people_are_paged(team: Team) -> None:
+    with as_machine(team.alice):
+        first = experts.who_knows(team.alice.clone, files=[SESSION_FILE], limit=1)
+        second = experts.who_knows(team.alice.clone, files=[SESSION_FILE], limit=1, offset=first["next_offset"])
+    assert [p["person"] for p in first["people"]] == ["bob"] and first["next_offset"] == 1
+    assert [p["person"] for p in second["people"]] == ["alice"] and second["next_offset"] is None
+
+
+def test_nothing_asked_gives_nobody_and_says_what_to_give(team: Team) -> None:
+    with as_machine(team.alice):
+        found = experts.who_knows(team.alice.clone)
+    assert found["people"] == [] and found["files_from"] == "none"
+    assert "Give a file" in found["note"]
+
+
+def test_an_unknown_file_without_history_gives_nobody(team: Team) -> None:
+    with as_machine(team.alice):
+        found = experts.who_knows(team.alice.clone, files=["no/such/file.rs"])
+    assert found["people"] == [] and "Nobody" in found["note"]
