@@ -6,7 +6,8 @@ import typer
 
 from gitive.cli.output import console, emit_json, progress_bar
 
-app = typer.Typer(help="Manage the local index (a projection of the refs; safe to delete).",
+app = typer.Typer(help="Manage the local index (a projection of the refs; safe to delete).\n\n"
+                       "Example: gitive index rebuild",
                   no_args_is_help=True)
 
 

@@ -7,7 +7,8 @@ import typer
 from gitive.cli import render
 from gitive.cli.output import console, emit_json
 
-app = typer.Typer(help="Lessons the team's agents learned: propose, list, show, search, supersede.",
+app = typer.Typer(help="Lessons the team's agents learned: propose, list, show, search, supersede.\n\n"
+                       "Example: gitive lessons search \"flaky payments test\" --files tests/test_pay.py",
                   no_args_is_help=True)
 
 _KIND_HELP = "Convention, Correction, Gotcha, Decision, Routing or Preference."

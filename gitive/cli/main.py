@@ -8,8 +8,8 @@ import sys
 import traceback
 from pathlib import Path
 
-import click
 import typer
+from typer.exceptions import TyperException
 
 from gitive import __version__
 from gitive.errors import GitiveError
@@ -18,7 +18,8 @@ app = typer.Typer(
     name="gitive",
     help="Shared, signed memory and presence for a team's coding agents, stored in git.\n\n"
          "Start: `gitive init --person alice` in your repository, then `gitive invite` and, on a "
-         "teammate's clone, `gitive join CODE --person bob`.",
+         "teammate's clone, `gitive join CODE --person bob`.\n\n"
+         "Example: gitive sync && gitive lessons search \"why do the payment tests flake\"",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -34,8 +35,10 @@ def _register() -> None:
         return
     _registered = True
     from gitive.cli import doctor, index, lessons, log, project, retract, review, server, sync, team
+    from gitive.cli import install as install_cli
 
     team.register(app)
+    install_cli.register(app)
     sync.register(app)
     log.register(app)
     doctor.register(app)
@@ -47,10 +50,20 @@ def _register() -> None:
     app.add_typer(server.app, name="server")
 
 
-@app.callback()
-def _root(version: bool = typer.Option(False, "--version", help="Print the version and exit.")) -> None:
-    if version:
+def _version(value: bool) -> None:
+    if value:
         typer.echo(f"gitive {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback(invoke_without_command=True)
+def _root(
+    ctx: typer.Context,
+    version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
+                                 help="Print the version and exit."),
+) -> None:
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
         raise typer.Exit(0)
 
 
@@ -71,12 +84,16 @@ def run(argv: list[str] | None = None) -> int:
     _register()
     try:
         result = app(args=argv, prog_name="gitive", standalone_mode=False)
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         return exc.exit_code
-    except click.ClickException as exc:
-        exc.show()
+    except TyperException as exc:  # usage errors: typer bundles its own click, whose exceptions derive from it
+        show = getattr(exc, "show", None)
+        if show:
+            show()
+        else:
+            print(f"gitive: {exc.format_message()}", file=sys.stderr)
         return exc.exit_code
-    except (KeyboardInterrupt, click.exceptions.Abort):
+    except (KeyboardInterrupt, EOFError, typer.Abort):
         print("interrupted", file=sys.stderr)
         return 130
     except GitiveError as exc:

@@ -6,7 +6,8 @@ import typer
 
 from gitive.cli.output import console, emit_json
 
-app = typer.Typer(help="Project membership: who reviews and receives this project's lessons.",
+app = typer.Typer(help="Project membership: who reviews and receives this project's lessons.\n\n"
+                       "Example: gitive project confirm bob",
                   invoke_without_command=True)
 
 
@@ -55,6 +56,10 @@ def confirm(
 
     gate.require_person("confirming a project member")
     hive = open_hive()
+    what = "an owner" if owner else "a member"
+    if not typer.confirm(f"Confirm {person} as {what} of this project, signed as yourself?", default=False):
+        console.print("nothing signed")
+        return 0
     with fresh_index(hive) as (conn, _):
         do_confirm(hive, conn, person, owner)
     console.print(f"confirmed {person}{' as owner' if owner else ''}; `gitive sync` shares it")

@@ -24,7 +24,7 @@ def retract(
     """
     from gitive.index.refresh import fresh_index
     from gitive.lessons import catalog, gate, render_text
-    from gitive.lessons.retract import NOT_ERASED
+    from gitive.lessons.retract import NOT_ERASED, check_allowed
     from gitive.lessons.retract import retract as do_retract
     from gitive.team.hive import open_hive
 
@@ -32,6 +32,7 @@ def retract(
     hive = open_hive()
     with fresh_index(hive) as (conn, _):
         found = catalog.get(conn, catalog.resolve_id(conn, lesson))
+        check_allowed(hive, conn, found["id"])
         console.print(f"{found['id'][:12]}: {render_text.first_line(found.get('text'))}")
         console.print(NOT_ERASED)
         if not typer.confirm("Retract it for everyone?", default=False):

@@ -10,7 +10,8 @@ import typer
 from gitive.cli import render
 from gitive.cli.output import console
 
-app = typer.Typer(help="Review proposed lessons (a person at a terminal only).", invoke_without_command=True)
+app = typer.Typer(help="Review proposed lessons (a person at a terminal only).\n\nExample: gitive review",
+                  invoke_without_command=True)
 
 
 def _decide(hive: Any, conn: sqlite3.Connection, lesson: dict[str, Any], approved: bool, note: str,

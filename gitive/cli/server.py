@@ -7,7 +7,8 @@ from pathlib import Path
 import typer
 
 app = typer.Typer(
-    help="Guard a bare repository that serves as a hive remote (run these on the server).",
+    help="Guard a bare repository that serves as a hive remote (run these on the server).\n\n"
+         "Example: gitive server install-hook /srv/git/acme.git --team 3f1c9a0b5d7e2f4a6c8e0b1d3f5a7c9e",
     no_args_is_help=True,
 )
 

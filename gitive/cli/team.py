@@ -8,7 +8,8 @@ import typer
 
 from gitive.cli.output import console, emit_json, short
 
-team_app = typer.Typer(help="List the team's persons and machines, or remove one.", no_args_is_help=False)
+team_app = typer.Typer(help="List the team's persons and machines, or remove one.\n\nExample: gitive team --json",
+                        no_args_is_help=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -5,6 +5,7 @@ The JSON Schemas in ``refs_schema/`` say the same in a machine-readable form; te
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from gitive.constants import LOG_NAMES, MAX_SKEW_MS
@@ -12,6 +13,8 @@ from gitive.core.ids import is_hex64, is_machine_id, is_name
 from gitive.errors import InvalidRecord
 
 ROLES = ("member", "anchor")
+_ULID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
+MAX_MESSAGE_BODY = 64 * 1024
 LESSON_KINDS = ("Convention", "Correction", "Gotcha", "Decision", "Routing", "Preference")
 PROJECT_ROLES = ("owner", "member")
 
@@ -68,6 +71,18 @@ _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
         "tests_passed": ("bool", True),
         "reverted": ("bool", True),
     },
+    # Mail between sessions (DESIGN §4): in the sender's `mail` log; acks in the recipient's.
+    "message": {
+        "id": ("ulid", True),
+        "from": ("str", True),  # address: person/session, or person/terminal when a person typed it
+        "to": ("str", True),  # the address as the sender wrote it
+        "recipients": ("list", True),  # [{machine, session}] as the sender's directory resolved it
+        "body": ("str", True),
+        "from_person": ("bool", True),
+        "reply_to": ("ulid", False),
+        "repo": ("str", False),
+    },
+    "ack": {"message": ("ulid", True), "state": ("ack-state", True), "session": ("str", True)},
     "project-member": {
         "project": ("hex", True),
         "person": ("name", True),
@@ -101,6 +116,10 @@ def _type_ok(kind: str, value: Any) -> bool:
             return value in LESSON_KINDS
         case "project-role":
             return value in PROJECT_ROLES
+        case "ulid":
+            return isinstance(value, str) and bool(_ULID.fullmatch(value))
+        case "ack-state":
+            return value in ("delivered", "read")
         case "hex":
             return is_hex64(value)
         case "any":

@@ -11,7 +11,9 @@ from gitive.index import membership
 from gitive.index import sync as syncing
 from gitive.index.refresh import fresh_index
 from gitive.store import logs
+from gitive.store import repo as repos
 from gitive.team import invites, ops
+from gitive.team.hive import KEY_TEAM
 
 
 class Joined(NamedTuple):
@@ -34,7 +36,8 @@ def join(path: Path | str | None, code_text: str, person: str, machine_name: str
     """
     ops.check_name(person, "person name")
     ops.check_name(machine_name, "machine name")
-    invites.parse(code_text)  # a bad code fails before anything is configured
+    parsed = invites.parse(code_text)  # a bad code fails before anything is configured
+    already = repos.config_get(repos.open_repo(path), KEY_TEAM) == parsed.team_id
     hive, code = ops.join_hive(path, code_text, team_remote)
     index_existed = hive.index_path.exists()
     try:
@@ -49,7 +52,8 @@ def join(path: Path | str | None, code_text: str, person: str, machine_name: str
                 raise GitiveError("this machine is already a member of the team; see `gitive team`")
             ops.check_invite(conn, code, me, person)
     except BaseException:
-        ops.unjoin(hive)
+        if not already:  # only undo what this call configured: a clone already in the team stays as it was
+            ops.unjoin(hive)
         if not index_existed:
             for suffix in ("", "-wal", "-shm"):
                 hive.index_path.with_name(hive.index_path.name + suffix).unlink(missing_ok=True)

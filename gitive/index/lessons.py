@@ -161,7 +161,9 @@ def may_retract(conn: sqlite3.Connection, tomb_author: str, lesson: str) -> bool
     author_person = conn.execute("SELECT person FROM members WHERE machine = ?", (row[0],)).fetchone()
     if author_person and author_person[0] == person:
         return True
-    if conn.execute("SELECT 1 FROM reviews WHERE about = ? AND approver = ?", (lesson, person)).fetchone():
+    reviewers = {r[0] for r in conn.execute("SELECT approver FROM valid_reviews WHERE about = ?", (lesson,))}
+    allowed = projects.confirmed(conn, row[2]) if row[1] == "project" else None
+    if person in reviewers and (allowed is None or person in allowed):  # a reviewer with authority
         return True
     return row[1] == "project" and person in projects.owners(conn, row[2])
 

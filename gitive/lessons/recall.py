@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import pygit2
 
 DAY_MS = 86_400_000
-POOL = 200  # candidates per source; pages within the first POOL results always come from the same pool
+POOL = 100  # candidates per source; pages within the first POOL results always come from the same pool
 MAX_TOKENS = 32
 MAX_FILES = 32
 PREFIX_MIN = 4  # shorter words match exactly: "db"* would match every word starting with db
@@ -46,7 +46,21 @@ LABEL_HELD = "held — not reviewed, no answer in 24 h"
 LABEL_HYPOTHESIS = "hypothesis — learned in another project"
 
 # Words that carry no topic in a question an agent types; dropping them keeps BM25 on the words that matter.
-STOP_WORDS = frozenset(["a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "cannot", "could", "did", "do", "does", "doing", "done", "don", "down", "during", "each", "even", "ever", "every", "few", "for", "from", "further", "get", "gets", "getting", "got", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "isn", "it", "its", "itself", "just", "let", "lets", "like", "make", "me", "might", "more", "most", "much", "must", "my", "myself", "need", "needs", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "ought", "our", "ours", "out", "over", "own", "per", "please", "same", "see", "seem", "seems", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "try", "trying", "under", "until", "up", "us", "use", "used", "using", "very", "want", "was", "way", "we", "were", "what", "whats", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "within", "without", "would", "yet", "you", "your", "yours"])
+STOP_WORDS = frozenset((
+    "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "as",
+    "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can",
+    "cannot", "could", "did", "do", "does", "doing", "don", "done", "down", "during", "each", "even", "ever",
+    "every", "few", "for", "from", "further", "get", "gets", "getting", "got", "had", "has", "have",
+    "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "isn", "it",
+    "its", "itself", "just", "let", "lets", "like", "make", "me", "might", "more", "most", "much", "must",
+    "my", "myself", "need", "needs", "no", "nor", "not", "now", "of", "off", "on", "once", "one", "ones",
+    "only", "or", "other", "ought", "our", "ours", "out", "over", "own", "per", "please", "same", "see",
+    "seem", "seems", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them",
+    "then", "there", "these", "they", "this", "those", "through", "to", "too", "try", "trying", "under",
+    "until", "up", "us", "use", "used", "using", "very", "want", "was", "way", "we", "were", "what", "whats",
+    "when", "where", "which", "while", "who", "whom", "why", "will", "with", "within", "without", "would",
+    "yet", "you", "your", "yours",
+))
 
 # Abbreviations developers type for words lessons tend to spell out (prefix matching covers "config" ->
 # "configuration" and "auth" -> "authentication"; these are not prefixes of their long form).
@@ -59,11 +73,6 @@ ABBREVIATIONS = {
 _WORD = re.compile(r"[^\W_]+")  # what FTS5's unicode61 tokenizer calls a token: letters and digits
 
 _STATES = {False: ("verified",), True: ("verified", "proposed")}
-
-
-class Candidate(NamedTuple):
-    lesson: str
-    bm25: float  # FTS5 bm25: negative, lower is better; 0.0 when the text did not match
 
 
 def tokens(query: str) -> list[str]:
@@ -91,21 +100,27 @@ def match_expression(words: Sequence[str]) -> str | None:
     return " OR ".join(dict.fromkeys(terms)) or None
 
 
-def _text_candidates(conn: sqlite3.Connection, expression: str | None, states: tuple[str, ...],
-                     pool: int, extra: Iterable[str]) -> dict[str, float]:
-    """BM25 of the best ``pool`` text matches, and of any lesson in ``extra`` (file candidates) that matches."""
+def _text_candidates(conn: sqlite3.Connection, expression: str | None, pool: int,
+                     extra: Iterable[str]) -> dict[str, float]:
+    """BM25 of the best ``pool`` text matches, and of the lessons in ``extra`` (file candidates) that match.
+
+    One statement: FTS5 scores every match once (materialized), then lesson ids are read by rowid from the
+    FTS5 content table (``lesson_fts_content``, column ``c0``; SQLite documents this shadow table's layout)
+    for the best ``pool`` and for the matches among ``extra``. Reading the UNINDEXED column through the
+    virtual table would cost one statement step per match, more than the ranking itself.
+    """
     if expression is None:
         return {}
-    marks = ",".join(f"?{n}" for n in range(4, 4 + len(states)))
-    rows = conn.execute(
-        f"""WITH top AS (SELECT f.rowid FROM lesson_fts f JOIN lesson_status s ON s.lesson = f.lesson
-                         WHERE lesson_fts MATCH ?1 AND s.state IN ({marks})
-                         ORDER BY bm25(lesson_fts, {_weights()}) LIMIT ?2)
-            SELECT lesson, bm25(lesson_fts, {_weights()}) FROM lesson_fts
-            WHERE lesson_fts MATCH ?1 AND (rowid IN top OR lesson IN (SELECT value FROM json_each(?3)))""",
-        (expression, pool, json.dumps(sorted(extra)), *states),
-    ).fetchall()
-    return {lesson: score for lesson, score in rows}
+    return dict(conn.execute(
+        f"""WITH m AS MATERIALIZED (SELECT rowid AS id, bm25(lesson_fts, {_weights()}) AS b FROM lesson_fts
+                                    WHERE lesson_fts MATCH ?1),
+                 top AS (SELECT id, b FROM m ORDER BY b LIMIT ?2)
+            SELECT c.c0, top.b FROM top JOIN lesson_fts_content c ON c.id = top.id
+            UNION
+            SELECT c.c0, m.b FROM m JOIN lesson_fts_content c ON c.id = m.id
+            WHERE ?3 != '[]' AND c.c0 IN (SELECT value FROM json_each(?3))""",
+        (expression, pool, json.dumps(sorted(extra))),
+    ).fetchall())
 
 
 def _weights() -> str:
@@ -116,36 +131,29 @@ def _normal_path(path: str) -> str:
     return path.replace("\\", "/").strip().removeprefix("./")
 
 
-def _file_patterns(files: Sequence[str]) -> list[str]:
-    """Substrings of ``' ' + lessons.files + ' '`` that mean a path, directory or file name is shared."""
-    patterns: list[str] = []
-    for path in files:
-        directory, _, name = path.rpartition("/")
-        patterns.append(f" {path} ")
-        if directory:
-            patterns.append(f" {directory}/")
-        patterns.append(f"/{name} ")
-        patterns.append(f" {name} ")
-    return list(dict.fromkeys(patterns))
+def _file_candidates(conn: sqlite3.Connection, files: Sequence[str], pool: int) -> dict[str, float]:
+    """Lessons whose evidence shares a path, directory or file name with ``files``: id -> overlap.
 
-
-def _file_candidates(conn: sqlite3.Connection, files: Sequence[str], states: tuple[str, ...],
-                     pool: int) -> dict[str, str]:
-    """Lessons whose evidence files share something with ``files``: id -> their files; exact matches first."""
+    SQLite narrows the lessons down with plain substring tests (a path's directory or its file name occurs in
+    ``lessons.files``), cited paths first, then the newest; :func:`file_overlap` then keeps the real matches.
+    """
     if not files:
         return {}
-    patterns = _file_patterns(files)
-    exact = [f" {path} " for path in files]
-    any_sql = " OR ".join("instr(' ' || l.files || ' ', ?) > 0" for _ in patterns)
-    exact_sql = " + ".join("(instr(' ' || l.files || ' ', ?) > 0)" for _ in exact)
-    marks = ",".join("?" * len(states))
+    needles = list(dict.fromkeys(n for path in files for n in _needles(path)))
+    exact = " + ".join("(instr(' ' || files || ' ', ?) > 0)" for _ in files)
     rows = conn.execute(
-        f"""SELECT l.id, l.files FROM lessons l JOIN lesson_status s ON s.lesson = l.id
-            WHERE s.state IN ({marks}) AND l.files != '' AND ({any_sql})
-            ORDER BY {exact_sql} DESC, l.at DESC, l.id LIMIT ?""",
-        (*states, *patterns, *exact, pool),
+        f"""SELECT id, files FROM lessons WHERE {" OR ".join("instr(files, ?)" for _ in needles)}
+            ORDER BY {exact} DESC, at DESC, id LIMIT ?""",
+        (*needles, *(f" {path} " for path in files), 4 * pool),
     ).fetchall()
-    return dict(rows)
+    scored = {lesson: file_overlap(cited.split(), files)[0] for lesson, cited in rows}
+    best = sorted((lesson for lesson, score in scored.items() if score), key=lambda lesson: -scored[lesson])
+    return {lesson: scored[lesson] for lesson in best[:pool]}
+
+
+def _needles(path: str) -> tuple[str, ...]:
+    directory, _, name = path.rpartition("/")
+    return (f"{directory}/", name) if directory else (name,)
 
 
 def file_overlap(lesson_files: Sequence[str], files: Sequence[str]) -> tuple[float, list[str]]:
@@ -178,12 +186,32 @@ def file_overlap(lesson_files: Sequence[str], files: Sequence[str]) -> tuple[flo
     return min(score, 1.5), [m[1] for m in found[:3]]
 
 
+class _Row(NamedTuple):
+    """What scoring needs of a candidate (the rest is read for the returned page only)."""
+
+    lesson: str
+    scope: str
+    project: str
+    files: str
+    at: int
+    citations: int
+    successes: int
+
+
+# Eligible candidates: visible, in an allowed state, with a text to show (their own or a reviewer's edit).
+_ROWS = """
+    SELECT l.id, l.scope_kind, l.scope_value, l.files, l.at, COALESCE(st.citations, 0), COALESCE(st.successes, 0)
+    FROM visible_lessons l JOIN lesson_status s ON s.lesson = l.id LEFT JOIN lesson_stats st ON st.lesson = l.id
+    WHERE l.id IN (SELECT value FROM json_each(?1)) AND s.state IN (SELECT value FROM json_each(?2))
+      AND (EXISTS (SELECT 1 FROM lesson_bodies b WHERE b.body_hash = l.body_hash)
+           OR EXISTS (SELECT 1 FROM valid_reviews r JOIN lesson_bodies e ON e.body_hash = r.edits
+                      WHERE r.about = l.id AND r.approved = 1 AND r.approver = s.approver))
+"""
+
 _DETAILS = """
-    SELECT l.id, l.kind, l.scope_kind, l.scope_value, l.files, l.evidence, l.tags, l.at, l.author,
-           s.state, s.approver, m.person, COALESCE(st.citations, 0), COALESCE(st.successes, 0),
-           b.text, b.applicability
-    FROM visible_lessons l JOIN lesson_status s ON s.lesson = l.id JOIN members m ON m.machine = l.author
-    LEFT JOIN lesson_stats st ON st.lesson = l.id LEFT JOIN lesson_bodies b ON b.body_hash = l.body_hash
+    SELECT l.id, l.kind, l.evidence, l.tags, l.author, s.state, s.approver, m.person, b.text, b.applicability
+    FROM lessons l JOIN lesson_status s ON s.lesson = l.id JOIN members m ON m.machine = l.author
+    LEFT JOIN lesson_bodies b ON b.body_hash = l.body_hash
     WHERE l.id IN (SELECT value FROM json_each(?))
 """
 
@@ -195,73 +223,84 @@ _EDITS = """
 """
 
 
-def _details(conn: sqlite3.Connection, ids: Iterable[str]) -> list[dict[str, Any]]:
-    listed = json.dumps(sorted(ids))
-    edits = {(about, approver): (text, applicability)
-             for about, approver, text, applicability in conn.execute(_EDITS, (listed,))}
-    out = []
-    for (lesson, kind, scope_kind, scope_value, files, evidence, tags, at, machine, state, approver, person,
-         citations, successes, text, applicability) in conn.execute(_DETAILS, (listed,)):
-        text, applicability = edits.get((lesson, approver), (text, applicability))
-        if text is None:
-            continue  # the body has not arrived (or was dropped): nothing an agent could use
-        out.append({
-            "id": lesson, "kind": kind, "scope": scope_kind, "project": scope_value or None, "state": state,
-            "origin": person, "author_machine": machine, "reviewer": approver, "at": at,
-            "files": files.split() if files else [], "evidence": json.loads(evidence),
-            "tags": json.loads(tags), "citations": citations, "successes": successes,
-            "outcome_rate": (successes + 1) / (citations + 2), "text": text, "applicability": applicability,
-        })
-    return out
+def _rows(conn: sqlite3.Connection, ids: Iterable[str], states: tuple[str, ...]) -> list[_Row]:
+    return [_Row(*row) for row in conn.execute(_ROWS, (json.dumps(sorted(ids)), json.dumps(states)))]
 
 
-def _scope_key(item: dict[str, Any], project: str | None) -> str:
-    if item["scope"] == "project" and project is not None and item["project"] != project:
+def _scope_key(row: _Row, project: str | None) -> str:
+    if row.scope == "project" and project is not None and row.project != project:
         return "other-project"
-    return str(item["scope"])
+    return row.scope
 
 
-def _matched_words(words: Sequence[str], item: dict[str, Any]) -> list[str]:
-    """Query words that visibly occur in the lesson (a rough echo of what FTS5 matched, for the reasons)."""
-    haystack = set(_WORD.findall(" ".join([item["text"], item["applicability"] or "", *item["tags"]]).lower()))
-    return [w for w in words if any(h.startswith(w[:max(PREFIX_MIN, len(w) - 2)]) or h == w for h in haystack)
-            or ABBREVIATIONS.get(w, "\0") in haystack]
+def _signals(row: _Row, bm25: float, best_bm25: float, files: Sequence[str], project: str | None,
+             now: int) -> list[tuple[float, str]]:
+    """Each signal's contribution to the score and why, said plainly ("text" is spelled out later)."""
+    parts: list[tuple[float, str]] = []
+    if bm25 < 0 and best_bm25 < 0:
+        parts.append((W_TEXT * bm25 / best_bm25, "text"))
+    if files and row.files:
+        overlap, why = file_overlap(row.files.split(), files)
+        if overlap:
+            parts.append((W_FILE * overlap, "; ".join(why)))
+    scope = _scope_key(row, project)
+    if W_SCOPE[scope]:
+        parts.append((W_SCOPE[scope], _SCOPE_REASON[scope]))
+    if row.citations:
+        rate = (row.successes + 1) / (row.citations + 2)
+        parts.append((W_OUTCOME * (rate - 0.5),
+                      f"outcome: {row.successes} of {row.citations} citing sessions succeeded"))
+    age_days = max(0, (now - row.at) // DAY_MS)  # whole days, so a ranking holds still within a day
+    parts.append((W_AGE * math.pow(2, -age_days / AGE_HALF_LIFE_DAYS), f"{age_days} days old"))
+    return parts
 
 
 _SCOPE_REASON = {"personal": "personal lesson (narrowest scope)", "project": "this project's lesson",
                  "team": "team-wide lesson", "other-project": "from another project"}
 
 
-def _score(item: dict[str, Any], bm25: float, best_bm25: float, words: Sequence[str],
-           files: Sequence[str], project: str | None, now: int) -> None:
-    """Fill in ``score`` and ``reasons`` (the signals that contributed, largest first)."""
-    parts: list[tuple[float, str]] = []
-    if bm25 < 0 and best_bm25 < 0:
-        matched = _matched_words(words, item)
-        parts.append((W_TEXT * bm25 / best_bm25, "text matches " + (", ".join(matched) or "the question")))
-    overlap, why = file_overlap(item["files"], files)
-    if overlap:
-        parts.append((W_FILE * overlap, "; ".join(why)))
-    scope = _scope_key(item, project)
-    if W_SCOPE[scope]:
-        parts.append((W_SCOPE[scope], _SCOPE_REASON[scope]))
-    if item["citations"]:
-        parts.append((W_OUTCOME * (item["outcome_rate"] - 0.5),
-                      f"outcome: {item['successes']} of {item['citations']} citing sessions succeeded"))
-    age_days = max(0, (now - item["at"]) // DAY_MS)  # whole days, so a ranking holds still within a day
-    parts.append((W_AGE * math.pow(2, -age_days / AGE_HALF_LIFE_DAYS), f"{age_days} days old"))
-    item["score"] = round(sum(p[0] for p in parts), 4)
-    item["reasons"] = [p[1] for p in sorted(parts, key=lambda p: -abs(p[0])) if abs(p[0]) >= 0.005]
-    item["age_days"] = round((now - item["at"]) / DAY_MS, 1)
-    item["_rank"] = sum(p[0] for p in parts)
+def _matched_words(words: Sequence[str], text: str, applicability: str, tags: Sequence[str]) -> list[str]:
+    """Query words that visibly occur in the lesson (a rough echo of what FTS5 matched, for the reasons)."""
+    haystack = " " + " ".join(_WORD.findall(" ".join([text, applicability, *tags]).lower()))
+    return [w for w in words if " " + w[:max(PREFIX_MIN, len(w) - 4)] in haystack
+            or " " + ABBREVIATIONS.get(w, "\0") in haystack]
 
 
-def _label(item: dict[str, Any], project: str | None, now: int) -> None:
+def _present(conn: sqlite3.Connection, ranked: list[tuple[float, _Row, list[tuple[float, str]]]],
+             words: Sequence[str], project: str | None, now: int,
+             repo: pygit2.Repository | None) -> list[dict[str, Any]]:
+    """The result dicts of one page: provenance, text, labels, reasons and stale evidence."""
+    listed = json.dumps([row.lesson for _, row, _ in ranked])
+    edits = {(about, approver): (text, applicability)
+             for about, approver, text, applicability in conn.execute(_EDITS, (listed,))}
+    details = {d[0]: d for d in conn.execute(_DETAILS, (listed,))}
+    out = []
+    for score, row, parts in ranked:
+        _, kind, evidence, tags, machine, state, approver, person, text, applicability = details[row.lesson]
+        text, applicability = edits.get((row.lesson, approver), (text, applicability))
+        item: dict[str, Any] = {
+            "id": row.lesson, "kind": kind, "scope": row.scope, "project": row.project or None,
+            "state": state, "origin": person, "author": person, "author_machine": machine, "reviewer": approver, "at": row.at,
+            "age_days": round((now - row.at) / DAY_MS, 1), "score": round(score, 4), "text": text,
+            "applicability": applicability or "", "tags": json.loads(tags), "files": row.files.split(),
+            "evidence": json.loads(evidence), "citations": row.citations, "successes": row.successes,
+            "outcome_rate": (row.successes + 1) / (row.citations + 2),
+        }
+        matched = ", ".join(_matched_words(words, text, applicability or "", item["tags"]))
+        item["reasons"] = [("text matches " + (matched or "the question")) if why == "text" else why
+                           for value, why in sorted(parts, key=lambda p: -abs(p[0])) if abs(value) >= 0.005]
+        _label(item, _scope_key(row, project) == "other-project", now)
+        item["stale"] = None if repo is None or item["hypothesis"] else evidence_mod.stale(repo, item["evidence"])
+        out.append(item)
+    return out
+
+
+def _label(item: dict[str, Any], hypothesis: bool, now: int) -> None:
     """Set ``state`` (proposed becomes held after 24 h), ``verified``, ``hypothesis`` and ``label``."""
     if item["state"] == "proposed" and now - item["at"] > HELD_AFTER_MS:
         item["state"] = "held"
     item["verified"] = item["state"] == "verified"
-    item["hypothesis"] = _scope_key(item, project) == "other-project"
+    item["hypothesis"] = hypothesis
     labels = {"proposed": [LABEL_PROPOSED], "held": [LABEL_HELD]}.get(item["state"], [])
     if item["hypothesis"]:
         labels.append(LABEL_HYPOTHESIS)
@@ -287,37 +326,28 @@ def search(conn: sqlite3.Connection, query: str, *, files: Sequence[str] = (), p
 
     Returns:
         One dict per lesson: id, kind, scope, project, state, verified, label, hypothesis, origin (the
-        author person), reviewer, at, age_days, score, reasons, text, applicability, tags, files, evidence,
-        citations, successes, outcome_rate and stale.
+        author person; also as ``author``, the name ``catalog`` uses), author_machine, reviewer, at, age_days,
+        score, reasons, text, applicability, tags, files, evidence, citations, successes, outcome_rate and
+        stale.
     """
     if limit <= 0:
         return []
     offset = max(0, offset)
+    if isinstance(files, str):
+        files = [files]
     now = now_ms()
     words = tokens(query)
     paths = list(dict.fromkeys(p for p in map(_normal_path, files) if p))[:MAX_FILES]
     states = _STATES[include_proposed]
     pool = POOL * math.ceil((offset + limit) / POOL)
-    by_file = _file_candidates(conn, paths, states, pool)
-    bm25 = _text_candidates(conn, match_expression(words), states, pool, by_file)
+    by_file = _file_candidates(conn, paths, pool)
+    bm25 = _text_candidates(conn, match_expression(words), pool, by_file)
     if not bm25 and not by_file:
         return []
     best = min(bm25.values(), default=0.0)
-    items = _details(conn, bm25.keys() | by_file.keys())
-    for item in items:
-        _score(item, bm25.get(item["id"], 0.0), best, words, paths, project, now)
-    items.sort(key=lambda i: (-i["_rank"], i["id"]))
-    page = items[offset:offset + limit]
-    for item in page:
-        del item["_rank"]
-        _label(item, project, now)
-        item["stale"] = _stale(repo, item)
-    return page
-
-
-def _stale(repo: pygit2.Repository | None, item: dict[str, Any]) -> list[str] | None:
-    """Cited files changed since they were cited; None when there is no repository to check or the lesson
-    was learned in another project (its paths name that project's files)."""
-    if repo is None or item["hypothesis"]:
-        return None
-    return evidence_mod.stale(repo, item["evidence"])
+    ranked = []
+    for row in _rows(conn, bm25.keys() | by_file.keys(), states):
+        parts = _signals(row, bm25.get(row.lesson, 0.0), best, paths, project, now)
+        ranked.append((sum(p[0] for p in parts), row, parts))
+    ranked.sort(key=lambda r: (-r[0], r[1].lesson))
+    return _present(conn, ranked[offset:offset + limit], words, project, now, repo)

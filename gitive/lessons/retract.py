@@ -41,4 +41,16 @@ def retract(hive: Hive, conn: sqlite3.Connection, lesson: str, reason: str) -> R
     where = place_like(hive, conn, found["scope"], found["project"] or "")
     logs.append(where.repo, hive.key, hive.team_id, where.log, where.scope,
                 {"type": "tombstone", "lesson": lesson, "reason": reason, "bodies": hashes})
-    return Retracted(lesson, drop_own_bodies(hive.stores(), hive.key, hive.team_id, hive.me, hashes))
+    dropped = drop_own_bodies(hive.stores(), hive.key, hive.team_id, hive.me, hashes)
+    catch_up(hive, conn)  # this machine's index forgets the text now, not at the next command
+    return Retracted(lesson, dropped)
+
+
+def check_allowed(hive: Hive, conn: sqlite3.Connection, lesson: str) -> None:
+    """Refuse early (before asking for confirmation) when this person may not retract ``lesson``.
+
+    Raises:
+        GitiveError: not the author, a reviewer with authority, or the project's owner.
+    """
+    if not may_retract(conn, hive.me, lesson):
+        raise GitiveError("only the lesson's author, a reviewer of it, or the project's owner may retract it")

@@ -24,8 +24,9 @@ def _pattern_matches(pattern: str, path: str) -> bool:
     without matches at any depth, and matching a directory covers every file below it."""
     if pattern in ("*", "/*", "**"):
         return True
-    anchored = "/" in pattern.rstrip("/")
-    pat = pattern.strip("/").removeprefix("**/")
+    pat = pattern.strip("/")
+    anchored = pattern.startswith("/") or ("/" in pat and not pat.startswith("**/"))
+    pat = pat.removeprefix("**/")
     parts = path.split("/")
     # every directory prefix and the path itself, and with an unanchored pattern every suffix of those
     spans = [(i, j) for i in range(1 if anchored else len(parts)) for j in range(i + 1, len(parts) + 1)]

@@ -62,7 +62,9 @@ def prune(repo: pygit2.Repository) -> str:
 
     Reflogs of the user's own refs are left alone, so whatever they reach survives. Returns the repo path.
     """
-    hive_refs = [name for name in repo.references if name.startswith(("refs/hive/", "refs/hive-remotes/"))]
+    logs_dir = Path(repo.path) / "logs"
+    hive_refs = [name for name in repo.references if name.startswith(("refs/hive/", "refs/hive-remotes/"))
+                 and (logs_dir / name).exists()]  # git refuses to expire a reflog that does not exist
     if hive_refs:
         git.run(["reflog", "expire", "--expire=now", "--expire-unreachable=now", *hive_refs], cwd=repo.path)
     git.run(["gc", "--quiet", "--prune=now"], cwd=repo.path)

@@ -33,7 +33,9 @@ def missing_refspec(repo: pygit2.Repository, remote: str) -> bool:
 
 
 def _reach_error(remote: str, url: str | None, exc: GitCommandError) -> RemoteError:
-    last = next((ln.strip() for ln in reversed(exc.stderr.splitlines()) if ln.strip()), "no message")
+    lines = [ln.strip() for ln in exc.stderr.splitlines() if ln.strip()]
+    fatal = [ln.removeprefix("fatal:").strip() for ln in lines if ln.startswith(("fatal:", "error:"))]
+    last = fatal[0] if fatal else (lines[-1] if lines else "no message")
     return RemoteError(f"cannot reach remote {remote!r} ({url}): {last}; check the URL and your access")
 
 

@@ -73,19 +73,24 @@ def verify_chain(
     """
     chain: list[logs.Entry] = []
     base_seq: int | None = None
+    malformed: Problem | None = None
     oid: str | None = tip
-    try:
-        while oid:
-            seen = known(oid)
-            if seen is not None:
-                base_seq = seen
-                break
+    while oid:
+        seen = known(oid)
+        if seen is not None:
+            base_seq = seen
+            break
+        try:
             entry = logs.read_entry(repo, oid)
-            chain.append(entry)
-            oid = entry.parent
-    except InvalidRecord as exc:
-        # Everything above the malformed commit is unverifiable: nothing of this walk is kept.
-        return Verified([], Problem("malformed", ref, oid or "", None, str(exc))), base_seq
+        except InvalidRecord as exc:
+            # Nothing above a malformed commit can be verified, but what lies below it still can: every
+            # reader then agrees on the same prefix, whenever it first saw the log.
+            malformed = Problem("malformed", ref, oid, None, str(exc))
+            chain.clear()
+            oid = _parent(repo, oid)
+            continue
+        chain.append(entry)
+        oid = entry.parent
     chain.reverse()
     good: list[logs.Entry] = []
     expected = (base_seq or 0) + 1
@@ -96,7 +101,18 @@ def verify_chain(
             return Verified(good, problem), base_seq
         good.append(entry)
         expected += 1
-    return Verified(good, None), base_seq
+    return Verified(good, malformed), base_seq
+
+
+def _parent(repo: pygit2.Repository, oid: str) -> str | None:
+    """The first parent of a commit that is not a well-formed entry (None if it is not a commit at all)."""
+    try:
+        commit = repo[oid]
+    except (KeyError, ValueError):
+        return None
+    if not isinstance(commit, pygit2.Commit) or not commit.parent_ids:
+        return None
+    return str(commit.parent_ids[0])
 
 
 def envelope(entry: logs.Entry) -> dict[str, Any]:

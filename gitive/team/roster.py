@@ -37,6 +37,7 @@ class MemberState:
     sig: str
     via: str
     depth: int
+    sponsor: str | None = None  # the machine whose entry or invite admitted this one
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -64,6 +65,7 @@ class Roster:
     name: str = ""
     history: dict[str, list[tuple[int, str, bool]]] = field(default_factory=dict)  # machine -> (ts, sig, active)
     known: set[str] = field(default_factory=set)  # admitted in the previous pass (clock-skew tolerance)
+    known_invites: dict[str, list[Invite]] = field(default_factory=dict)  # accepted in the previous pass
 
     def admitted(self, machine: str) -> bool:
         return machine in self.members
@@ -102,9 +104,21 @@ def _order(env: dict[str, Any]) -> tuple[int, str]:
     return (record.get("ts", env["body"]["at"]), env["sig"])
 
 
+def _sponsored_by(roster: Roster, machine: str, target: str) -> bool:
+    """Whether ``target`` is on ``machine``'s admission chain (then ``machine`` cannot block it)."""
+    seen = set()
+    while machine and machine not in seen:
+        if machine == target:
+            return True
+        seen.add(machine)
+        state = roster.members.get(machine)
+        machine = state.sponsor if state else None
+    return False
+
+
 def _person_taken(roster: Roster, person: str, target: str, at: int) -> bool:
     return any(m.person == person and m.machine != target and roster.may_sign(m.machine, at)
-               for m in roster.members.values())
+               and not _sponsored_by(roster, m.machine, target) for m in roster.members.values())
 
 
 def _redeem(roster: Roster, env: dict[str, Any]) -> tuple[Invite | None, str]:
@@ -112,7 +126,8 @@ def _redeem(roster: Roster, env: dict[str, Any]) -> tuple[Invite | None, str]:
     record = env["body"]["record"]
     admission = record.get("admission") or {}
     ts, proof = record["ts"], str(admission.get("proof", ""))
-    candidates = roster.invites.get(str(admission.get("invite", "")), [])
+    invite_id = str(admission.get("invite", ""))
+    candidates = roster.invites.get(invite_id) or roster.known_invites.get(invite_id, [])
     if not candidates:
         return None, "redeems an invite this roster does not hold"
     valid = [i for i in candidates if invites.proof_ok(roster.team_id, i.id, i.key, record["machine"],
@@ -161,7 +176,7 @@ def _admit(roster: Roster, env: dict[str, Any]) -> str | None:
         return f"person {record['person']!r} exists; only their own machines may add machines as them"
     roster.members[target] = MemberState(
         target, record["person"], record["name"], record["role"], record["active"], list(record["emails"]),
-        ts, env["sig"], via or "member", depth,
+        ts, env["sig"], via or "member", depth, sponsor,
     )
     roster._record(target, ts, env["sig"], record["active"])
     return None
@@ -206,14 +221,21 @@ def _step(roster: Roster, env: dict[str, Any]) -> str | None:
     return _apply(roster, env) if roster.admitted(target) else _admit(roster, env)
 
 
-def _pass(team_id: str, founder: str, entries: list[dict[str, Any]], known: set[str]) -> Roster:
-    """One chronological pass; ``known`` are the machines the previous pass admitted."""
-    roster = Roster(team_id, founder, known=known)
+def _pass(team_id: str, founder: str, entries: list[dict[str, Any]], previous: Roster | None) -> Roster:
+    """One chronological pass, knowing the machines and invites the previous pass accepted."""
+    roster = Roster(team_id, founder)
+    if previous is not None:
+        roster.known, roster.known_invites = set(previous.members), previous.invites
     for env in entries:
         reason = _step(roster, env)
         if reason is not None:
             roster.refused.append((env, reason))
     return roster
+
+
+def _same(a: Roster, b: Roster) -> bool:
+    return (set(a.members) == set(b.members)
+            and {k: len(v) for k, v in a.invites.items()} == {k: len(v) for k, v in b.invites.items()})
 
 
 def merge(team_id: str, founder: str, entries: list[dict[str, Any]], now: int) -> Roster:
@@ -231,12 +253,12 @@ def merge(team_id: str, founder: str, entries: list[dict[str, Any]], now: int) -
         elif record["type"] in ("member", "invite"):
             ordered.append(env)
     ordered.sort(key=_order)
-    known: set[str] = set()
+    previous: Roster | None = None
     for _ in range(16):
-        roster = _pass(team_id, founder, ordered, known)
-        if set(roster.members) == known:
+        roster = _pass(team_id, founder, ordered, previous)
+        if previous is not None and _same(roster, previous):
             break
-        known = set(roster.members)
+        previous = roster
     roster.refused = future + roster.refused
     teams = sorted((e for e in entries if e["body"]["record"]["type"] == "team" and e["by"] == founder),
                    key=lambda e: (e["body"]["at"], e["sig"]))

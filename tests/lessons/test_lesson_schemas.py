@@ -61,9 +61,9 @@ def test_lesson_review_tombstone_and_project_member_entries_validate(trio: list[
     event = propose(a, "The flaky test is the clock one", evidence=["event:01J00000000000000000000000"])
     personal = propose(a, "Note to self: coffee before protos", "--scope", "personal")
     team = propose(a, "We release on Tuesdays", "--scope", "team")
-    code, out = as_person(a, "project", "confirm", "bob")
+    code, out = as_person(a, "project", "confirm", "bob", answers=[("Confirm bob", "y\n")])
     assert code == 0, out
-    code, out = as_person(a, "project", "confirm", "carol", "--owner")
+    code, out = as_person(a, "project", "confirm", "carol", "--owner", answers=[("Confirm carol", "y\n")])
     assert code == 0, out
     a.ok("sync")
     b.ok("sync")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pygit2
 
 from gitive.lessons.retract import NOT_ERASED
 from gitive.store import bodies, logs, refs
+from testing import fixtures
 from testing.lessons import as_person, confirmed, hive_tips, index_db, propose
 from testing.machines import Machine
 
@@ -89,7 +91,7 @@ def test_author_retraction_reaches_every_machine_and_late_copies_are_refused(
 def test_reviewer_retraction_drops_the_author_body_and_the_reviewer_edit(trio: list[Machine]) -> None:
     a, b, c = trio
     lesson = propose(a, "Customer acme uses the legacy endpoint")
-    code, out = as_person(a, "project", "confirm", "bob")
+    code, out = as_person(a, "project", "confirm", "bob", answers=[("Confirm bob", "y\n")])
     assert code == 0, out
     a.ok("sync")
     b.ok("sync")
@@ -126,9 +128,9 @@ def test_retraction_by_someone_else_is_refused_and_writes_nothing(trio: list[Mac
     for m in (a, c):
         m.ok("sync")
     before = hive_tips(c)
-    code, out = as_person(c, "retract", lesson, "--reason", "I do not like it",
-                          answers=[(RETRACT_PROMPT, "y\n")])
+    code, out = as_person(c, "retract", lesson, "--reason", "I do not like it", answers=[])
     assert code == 1, out
+    assert RETRACT_PROMPT not in out  # refused before anyone is asked to confirm
     assert "only the lesson's author, a reviewer of it, or the project's owner may retract it" in out
     assert hive_tips(c) == before
     assert c.json("lessons", "show", lesson)["state"] == "proposed"
@@ -171,3 +173,25 @@ def test_retract_twice_is_refused(founder: Machine) -> None:
     assert code == 1, out
     assert "already retracted" in out
 
+
+
+def _body_blob(machine: Machine, body_hash: str) -> str:
+    repo = pygit2.Repository(str(machine.clone))
+    tip = refs.tip(repo, refs.bodies_ref(machine.id))
+    return str(repo[tip].tree[body_hash].id)
+def test_gc_removes_a_retracted_body_blob_from_the_object_database(founder: Machine) -> None:
+    a = founder
+    lesson = propose(a, "The staging database password is hunter2")
+    body_hash = a.json("lessons", "show", lesson)["body_hash"]
+    blob = _body_blob(a, body_hash)
+    a.ok("sync")
+    _retract(a, lesson)
+    a.ok("sync")
+    assert bodies.get(a.repo, body_hash) is None
+    assert subprocess.run(["git", "cat-file", "-e", blob], cwd=a.clone).returncode == 0  # unreachable, still there
+    done = a.json("gc")
+    assert done["pruned"]
+    assert subprocess.run(["git", "cat-file", "-e", blob], cwd=a.clone, capture_output=True).returncode != 0
+    # what the user's own refs reach survives, and the hive still reads
+    assert fixtures.run_git(["rev-parse", "--verify", "main"], cwd=a.clone).strip()
+    assert a.json("lessons", "show", lesson)["state"] == "retracted"

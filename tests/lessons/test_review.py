@@ -45,7 +45,7 @@ def test_propose_on_a_review_on_b_recall_on_c_needs_b_confirmed(trio: list[Machi
     project = a.json("project")["people"]
     assert (project["alice"]["role"], project["alice"]["confirmed"]) == ("owner", True)
     assert project["bob"]["confirmed"] is False
-    code, out = as_person(a, "project", "confirm", "bob")
+    code, out = as_person(a, "project", "confirm", "bob", answers=[("Confirm bob", "y\n")])
     assert code == 0, out
     for m in (a, b, c):
         m.ok("sync")

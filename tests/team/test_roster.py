@@ -522,3 +522,19 @@ def test_a_member_cannot_add_a_machine_under_another_existing_person() -> None:
     redeem(book2, BOB, "bob", invite(book2, FOUNDER, "bob", 1), 2)
     book2.add(BOB, member_record(BOB2, "bob", t(3)))  # bob's own machine may
     assert merge(book2).admitted(BOB2.id)
+
+
+def test_entries_in_one_millisecond_give_one_roster_whatever_their_signatures() -> None:
+    # Founding, invite, redemption and a vouched second machine, all stamped at once (a fixed clock):
+    # the signatures decide the order within the millisecond, never the outcome.
+    for n in range(12):
+        founder, box, desk = machine(f"f{n}"), machine(f"box{n}"), machine(f"desk{n}")
+        book = LogBook()
+        book.add(founder, member_record(founder, "alice", T0, admission=founder_admission()), at=T0)
+        code = invite_code(f"i{n}", founder)
+        book.add(founder, invite_record(code, T0 + 10**9, reusable=True), at=T0)
+        admission = invite_admission(code, box, "bob")
+        book.add(box, member_record(box, "bob", T0, admission=admission), at=T0)
+        book.add(box, member_record(desk, "bob", T0, name="desk"), at=T0)
+        result = roster.merge(TEAM_ID, founder.id, book.entries, NOW)
+        assert set(result.members) == {founder.id, box.id, desk.id}, (n, result.refused)
