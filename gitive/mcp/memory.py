@@ -29,12 +29,46 @@ REVIEW_NOTE = ("It is proposed, not verified: a person reviews it (`gitive revie
 def opened(repo: Path | str | None) -> Iterator[tuple[Hive, sqlite3.Connection, str]]:
     """The hive at ``repo``, its index brought up to date, and the project id; all fresh for this call."""
     from gitive.index.refresh import fresh_index
-    from gitive.team import projects
     from gitive.team.hive import open_hive
 
     hive = open_hive(repo)
     with fresh_index(hive) as (conn, _):
-        yield hive, conn, projects.project_id(hive.project)
+        yield hive, conn, _project_id(hive)
+
+
+def _project_id(hive: Hive) -> str:
+    """The project id; ``fresh_index`` has just left it in ``<git dir>/gitive/project-id`` for hooks, which
+    saves reading the remotes again (computed when that file is missing)."""
+    from gitive.team import projects
+
+    try:
+        cached = (Path(hive.project.path) / "gitive" / "project-id").read_text().strip()
+    except OSError:
+        cached = ""
+    return cached if len(cached) == 64 else projects.project_id(hive.project)
+
+
+@contextmanager
+def index_kept_open(repo: Path | str | None) -> Iterator[None]:
+    """Hold one idle read-only connection to the hive's index while a long-running server is up.
+
+    SQLite deletes the write-ahead log and its shared-memory file when the last connection to a database
+    closes (after a checkpoint), and the next connection creates them again: file creation, deletion and a
+    sync on every tool call. While this connection stays open they persist; each call still opens (and
+    closes) its own connection, this one is never queried by a call. Nothing is held when there is no hive.
+    """
+    from gitive.errors import GitiveError
+    from gitive.index import db
+
+    try:
+        with opened(repo) as (hive, _, _):  # creates and migrates the index if it is new
+            path = hive.index_path
+    except GitiveError:
+        yield
+        return
+    with db.connect(path, readonly=True) as conn:
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # open the log and shared memory
+        yield
 
 
 def search_memory(repo: Path | str | None, query: str = "", files: list[str] | None = None, *,

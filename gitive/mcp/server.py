@@ -159,7 +159,8 @@ def describe(repo: Path | str | None = None) -> list[dict[str, Any]]:
 def serve(repo: Path | str | None = None) -> None:
     """Serve over stdio until the client closes the connection."""
     _check(repo)
-    build(repo).run()
+    with memory.index_kept_open(repo):
+        build(repo).run()
 
 
 def _check(repo: Path | str | None) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gitive.errors import GitiveError, InvalidRecord
@@ -72,3 +74,18 @@ def test_proposing_the_same_lesson_twice_says_it_exists(team: Team) -> None:
         again = memory.propose_lesson(team.alice.clone, **args)
     assert first["created"] and not again["created"] and first["id"] == again["id"]
     assert "already proposed" in again["message"]
+
+
+def test_the_index_kept_open_keeps_its_write_ahead_log_between_calls(team: Team) -> None:
+    wal = team.alice.clone / ".git" / "gitive" / "index.sqlite-wal"
+    with as_machine(team.alice):
+        with memory.index_kept_open(team.alice.clone):
+            memory.search_memory(team.alice.clone, "session cookie")
+            assert wal.exists()
+        memory.search_memory(team.alice.clone, "session cookie")
+    assert not wal.exists()  # the last connection to close checkpoints and removes it
+
+
+def test_the_index_kept_open_outside_a_hive_holds_nothing(tmp_path: Path) -> None:
+    with memory.index_kept_open(tmp_path):
+        pass
