@@ -34,11 +34,26 @@ def _register() -> None:
     if _registered:
         return
     _registered = True
-    from gitive.cli import doctor, index, lessons, log, project, retract, review, server, sync, team
+    from gitive.cli import (
+        daemon,
+        doctor,
+        index,
+        lessons,
+        live,
+        log,
+        project,
+        retract,
+        review,
+        server,
+        sync,
+        team,
+    )
     from gitive.cli import install as install_cli
 
     team.register(app)
     install_cli.register(app)
+    live.register(app)
+    app.add_typer(daemon.app, name="daemon")
     sync.register(app)
     log.register(app)
     doctor.register(app)

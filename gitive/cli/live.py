@@ -1,0 +1,169 @@
+"""``gitive who``, ``send``, ``inbox``, ``held``, ``release``: the team's present tense for a person."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import typer
+
+from gitive.cli.output import console, emit_json
+
+
+def register(app: typer.Typer) -> None:
+    app.command("who")(who)
+    app.command("send")(send)
+    app.command("inbox")(inbox)
+    app.command("held")(held)
+    app.command("release")(release)
+
+
+def _directory() -> tuple[Any, list[dict[str, Any]], set[str], str]:
+    from gitive.daemon.service import Service
+    from gitive.index import queries
+    from gitive.index.refresh import fresh_index
+    from gitive.team.hive import open_hive
+
+    hive = open_hive()
+    service = Service()
+    service.add_repo(hive.project.workdir or hive.project.path)
+    with fresh_index(hive) as (conn, _):
+        members = queries.members(conn)
+    me = next((m for m in members if m["machine"] == hive.me), None)
+    if me is None:
+        from gitive.errors import NoTeam
+
+        raise NoTeam("this machine is not a member of the team; see `gitive team`")
+    result = service.refresh_presence(publish=False)
+    rows = [row for store in result.values() for row in store["directory"]]
+    return hive, rows, {m["person"] for m in members}, me["person"]
+
+
+def who(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+        all_: bool = typer.Option(False, "--all", help="Include sessions gone quiet.")) -> int:
+    """Who is working where: live agent sessions across the team (after the last sync).
+
+    Example: gitive who --json
+    """
+    _, rows, _, _ = _directory()
+    rows = sorted((r for r in rows if all_ or r["live"]), key=lambda r: (r["person"], r["name"]))
+    if as_json:
+        emit_json(rows)
+        return 0
+    if not rows:
+        console.print("no live sessions (they appear once a harness with gitive hooks runs; `gitive sync` fetches "
+                      "teammates')")
+    for r in rows:
+        where = f"{r.get('repo_label') or '?'}@{r.get('branch') or '?'}"
+        doing = f" — {r['doing']}" if r.get("doing") else ""
+        files = ", ".join((r.get("modified") or r.get("files") or [])[-3:])
+        console.print(f"{r['address']:<28} {r.get('harness') or '':<7} {r.get('turn') or '':<8} {where}{doing}"
+                      + (f"  [dim]{files}[/]" if files else ""))
+    return 0
+
+
+def send(
+    to: str = typer.Argument(..., help="person/session, session, person/*, repo:NAME or *."),
+    text: str = typer.Argument(..., help="The message (at most 64 KiB)."),
+    sender: str | None = typer.Option(None, "--from", help="Send as this session (person/session): for agents "
+                                                           "and scripts; a person at a terminal sends as "
+                                                           "person/terminal."),
+    reply_to: str | None = typer.Option(None, "--reply-to", help="The id of the message this answers."),
+    as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> int:
+    """Send a message to a session of the team; it arrives at that session's next tool call or stop.
+
+    Example: gitive send bob/api-claude "did you change the token format?"
+    """
+    from gitive.daemon import control, mailbox
+    from gitive.errors import GitiveError
+    from gitive.index import sync as syncing
+
+    hive, rows, persons, person = _directory()
+    is_person = sender is None and sys.stderr.isatty()
+    if sender is None and not is_person:
+        raise GitiveError("no terminal: agents use the MCP send_message tool, scripts pass --from person/session")
+    if sender is not None and not sender.startswith(f"{person}/"):
+        raise GitiveError(f"--from must be one of your own sessions ({person}/…)")
+    done = mailbox.send(hive, rows, persons, sender=sender or f"{person}/terminal", to=to, body=text,
+                        from_person=is_person, reply_to=reply_to)
+    if not control.ask("sync", budget=30.0):
+        syncing.run(hive)  # no daemon: push it now
+    if as_json:
+        emit_json({"id": done.id, "recipients": [r._asdict() for r in done.recipients]})
+    else:
+        console.print(f"sent {done.id} to {', '.join(r.address for r in done.recipients)}; it arrives at their "
+                      "next tool call or stop (or when their machine next syncs)")
+    return 0
+
+
+def inbox(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+          sent: bool = typer.Option(False, "--sent", help="Show what this machine sent, with acks.")) -> int:
+    """Messages for this machine's sessions (queued, delivered, read, held), or with --sent the ones you sent.
+
+    Example: gitive inbox --sent
+    """
+    from gitive.daemon import db as daemon_db
+    from gitive.daemon import mailbox
+    from gitive.index.refresh import fresh_index
+    from gitive.team.hive import open_hive
+
+    if sent:
+        hive = open_hive()
+        with fresh_index(hive) as (conn, _):
+            rows = mailbox.sent(conn, hive.me)
+        if as_json:
+            emit_json(rows)
+        for r in [] if as_json else rows:
+            acks = ", ".join(f"{a['state']} by {a['session']}" for a in r["acks"]) or "no ack yet"
+            console.print(f"{r['id']} to {r['to']}: {r['body'][:60]}  [dim]{acks}[/]")
+        return 0
+    with daemon_db.connect() as db:
+        rows = [{"id": r[0], "from": r[1], "to_session": r[2], "state": r[3], "body": r[4], "reason": r[5]}
+                for r in db.execute("SELECT id, sender, to_session, state, body, reason FROM inbox "
+                                    "ORDER BY received_at DESC LIMIT 100")]
+    if as_json:
+        emit_json(rows)
+        return 0
+    if not rows:
+        console.print("no messages")
+    for r in rows:
+        console.print(f"{r['id']} {r['state']:<9} {r['from']} → {r['to_session']}: {r['body'][:70]}"
+                      + (f"  [yellow]{r['reason']}[/]" if r["reason"] else ""))
+    return 0
+
+
+def held(as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> int:
+    """Messages held for you by screening, the inbound policy, the rate limit or the loop guard.
+
+    Example: gitive held
+    """
+    from gitive.daemon import db as daemon_db
+    from gitive.daemon import mailbox
+
+    with daemon_db.connect() as db:
+        rows = mailbox.held(db)
+    if as_json:
+        emit_json(rows)
+        return 0
+    if not rows:
+        console.print("nothing held")
+    for r in rows:
+        console.print(f"{r['id']} {r['from']} → {r['to_session']}: {r['reason']}\n    {r['body'][:200]}")
+    return 0
+
+
+def release(message: str = typer.Argument(..., help="The id of a held message.")) -> int:
+    """Let a held message through to its session (a person at a terminal only).
+
+    Example: gitive release 01JA2B3C4D5E6F7G8H9J0K1M2N
+    """
+    from gitive.daemon import db as daemon_db
+    from gitive.daemon import mailbox
+    from gitive.lessons import gate
+
+    gate.require_person("releasing a held message")
+    with daemon_db.connect() as db:
+        count = mailbox.release(db, message)
+    console.print(f"released {message} to {count} session(s); it arrives at the next tool call or stop")
+    return 0

@@ -1,0 +1,43 @@
+"""The daemon's own state: ``$GITIVE_HOME/daemon.sqlite`` (sessions, inbox, notices). Local, never shared."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from gitive.core.home import ensure_home
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions(key TEXT PRIMARY KEY, harness TEXT NOT NULL, session_id TEXT NOT NULL,
+    name TEXT NOT NULL, repo TEXT, first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS inbox(id TEXT PRIMARY KEY, sender TEXT NOT NULL, sender_machine TEXT NOT NULL,
+    to_session TEXT NOT NULL, body TEXT NOT NULL, from_person INTEGER NOT NULL, reply_to TEXT,
+    state TEXT NOT NULL, reason TEXT, received_at INTEGER NOT NULL, inflight_at INTEGER,
+    delivered_at INTEGER, read_at INTEGER, delivered_to TEXT);
+CREATE INDEX IF NOT EXISTS inbox_session ON inbox(to_session, state);
+CREATE TABLE IF NOT EXISTS notices(key TEXT PRIMARY KEY, session TEXT NOT NULL, text TEXT NOT NULL,
+    at INTEGER NOT NULL, state TEXT NOT NULL, inflight_at INTEGER);
+CREATE TABLE IF NOT EXISTS repos(path TEXT PRIMARY KEY, last_seen INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+@contextmanager
+def connect() -> Iterator[sqlite3.Connection]:
+    conn = sqlite3.connect(ensure_home() / "daemon.sqlite", timeout=10, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.executescript(SCHEMA)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def meta_get(conn: sqlite3.Connection, key: str, default: str = "") -> str:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else default
+
+
+def meta_set(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))

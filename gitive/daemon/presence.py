@@ -1,0 +1,191 @@
+"""Presence: which sessions are live on this machine, published as metadata to ``refs/hive/presence/<me>``.
+
+Built from the local event log (the hooks' records), so it needs no harness cooperation beyond its hooks.
+Only metadata leaves the machine: names, repository, branch, head, paths (credential paths filtered), turn
+and a one-line ``doing``; never prompts, outputs or diffs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from gitive.capture import events, locate
+from gitive.core import canonical
+from gitive.core.clock import now_ms
+from gitive.store import refs, snapshots
+from gitive.team.hive import Hive
+
+LIVE_MS = 30 * 60_000
+MAX_FILES = 32
+PRESENCE_FILE = "presence.json"
+_CREDENTIALS = re.compile(
+    r"(^|/)(\.env(\..*)?|\.envrc|\.netrc|\.pgpass|\.git-credentials|\.npmrc|\.pypirc|credentials(\.json)?|"
+    r"id_(rsa|dsa|ecdsa|ed25519)(\.pub)?|.*\.(pem|key|p12|pfx|kdbx|keystore|jks)|secrets?\.(ya?ml|json|toml)|"
+    r"\.aws/.*|\.ssh/.*|\.gnupg/.*|\.docker/config\.json|\.kube/config|.*token.*|.*secret.*|"
+    r"\.config/gh/hosts\.yml|\.config/git/credentials|machine\.key)$", re.IGNORECASE)
+TURN_AFTER = {"session.start": "idle", "prompt.submitted": "busy", "tool.completed": "busy", "turn.stop": "idle",
+              "approval.requested": "waiting_approval"}
+
+
+def is_credential_path(path: str) -> bool:
+    return bool(_CREDENTIALS.search(path.replace("\\", "/")))
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")[:48] or "session"
+
+
+def _name_for(conn: sqlite3.Connection, key: str, base: str, taken: set[str]) -> str:
+    """A session keeps its name; a new one takes ``base``, ``base-2``, … avoiding names in use."""
+    row = conn.execute("SELECT name FROM sessions WHERE key = ?", (key,)).fetchone()
+    if row:
+        return row[0]
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base}-{n}"
+    return name
+
+
+def _git_state(root: str) -> tuple[str | None, str | None]:
+    try:
+        repo = pygit2.Repository(root)
+        head = repo.head
+        return head.shorthand, str(head.target)
+    except (pygit2.GitError, KeyError, ValueError):
+        return None, None
+
+
+def collect(conn: sqlite3.Connection, taken_by_peers: set[str], now: int | None = None) -> list[dict[str, Any]]:
+    """This machine's live sessions from the last 30 minutes of the event log (names made sticky in ``conn``)."""
+    now = now if now is not None else now_ms()
+    state: dict[str, dict[str, Any]] = {}
+    for event in events.read(since_ms=now - LIVE_MS):
+        session = (event.get("session") or {}).get("id")
+        harness = (event.get("harness") or {}).get("name")
+        if not session or not harness:
+            continue
+        key = f"{harness}:{session}"
+        item = state.setdefault(key, {"key": key, "harness": harness, "session_id": session, "files": [],
+                                      "modified": [], "turn": "idle", "doing": None, "started": event["ts"],
+                                      "cwd": None, "ended": False})
+        item["last_seen"] = event["ts"]
+        item["cwd"] = (event.get("session") or {}).get("working_directory") or item["cwd"]
+        action = event.get("event", {}).get("action", "")
+        item["turn"] = TURN_AFTER.get(action, item["turn"])
+        item["ended"] = action == "session.end"
+        if event.get("doing"):
+            item["doing"] = str(event["doing"])[:200]
+        for path in (event.get("file") or {}).get("paths", []):
+            if is_credential_path(path):
+                continue
+            if path in item["files"]:
+                item["files"].remove(path)
+            item["files"].append(path)
+            if (event.get("file") or {}).get("op") == "modify" and path not in item["modified"]:
+                item["modified"].append(path)
+    taken = set(taken_by_peers) | {r[0] for r in conn.execute(
+        "SELECT name FROM sessions WHERE last_seen > ?", (now - LIVE_MS,))}
+    out = []
+    for key, item in sorted(state.items(), key=lambda kv: kv[1]["started"]):
+        if item["ended"]:
+            continue
+        found = locate.find(item["cwd"]) if item["cwd"] else None
+        root = str(found.toplevel) if found else None
+        base = _slug(f"{Path(root or item['cwd'] or 'session').name}-{item['harness']}")
+        name = _name_for(conn, key, base, taken - {r[0] for r in conn.execute(
+            "SELECT name FROM sessions WHERE key = ?", (key,))})
+        taken.add(name)
+        conn.execute("INSERT INTO sessions VALUES (?,?,?,?,?,?,?) ON CONFLICT(key) DO UPDATE SET "
+                     "last_seen = excluded.last_seen, repo = excluded.repo",
+                     (key, item["harness"], item["session_id"], name, root, item["started"], item["last_seen"]))
+        branch, head = _git_state(root) if root else (None, None)
+        out.append({
+            "name": name, "harness": item["harness"], "session_key": key,
+            "repo": root, "project": locate.project_id(found) if found else None,
+            "repo_label": Path(root).name if root else None, "branch": branch, "head": head,
+            "files": item["files"][-MAX_FILES:], "modified": item["modified"][-MAX_FILES:], "turn": item["turn"],
+            "doing": item["doing"], "started": item["started"], "last_seen": item["last_seen"],
+        })
+    return out
+
+
+def snapshot(me: str, person: str, machine_name: str, sessions: list[dict[str, Any]]) -> dict[str, Any]:
+    """What is published: metadata only (the local repo path becomes its directory name)."""
+    public = []
+    for s in sessions:
+        public.append({k: s[k] for k in ("name", "harness", "project", "repo_label", "branch", "head", "files",
+                                         "modified", "turn", "doing", "started", "last_seen")}
+                      | {"address": f"{person}/{s['name']}"})
+    return {"machine": me, "person": person, "machine_name": machine_name, "sessions": public}
+
+
+def publish(hive: Hive, snap: dict[str, Any]) -> bool:
+    """Write the snapshot to this machine's presence ref if it changed; true when it did."""
+    repo = hive.store
+    data = canonical.dumps(snap)
+    name = refs.presence_ref(hive.me)
+    old = refs.tip(repo, name)
+    if old is not None:
+        try:
+            if repo[repo[old].tree[PRESENCE_FILE].id].data == data:
+                return False
+        except KeyError:
+            pass
+    builder = repo.TreeBuilder()
+    builder.insert(PRESENCE_FILE, repo.create_blob(data), pygit2.enums.FileMode.BLOB)
+    commit = snapshots.write(repo, hive.key, hive.team_id, "presence", builder.write(), f"presence of {hive.me[:12]}")
+    return refs.set_if_equals(repo, name, old, commit, "gitive: presence")
+
+
+def peers(hive: Hive, members: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Peers' presence snapshots, verified (signed by their machine, which the roster admits and lists active)."""
+    out: dict[str, dict[str, Any]] = {}
+    for repo in hive.shared_stores():
+        for ref, tip in refs.tips(repo, "refs/hive-remotes/").items():
+            machine = ref.rsplit("/", 1)[-1]
+            if "/presence/" not in ref or machine == hive.me or machine in out:
+                continue
+            member = members.get(machine)
+            if not member or not member["active"]:
+                continue
+            if not snapshots.signature_ok(repo, hive.team_id, "presence", machine, tip):
+                continue
+            try:
+                snap = canonical.loads(repo[repo[tip].tree[PRESENCE_FILE].id].data)
+            except Exception:  # a peer's malformed snapshot is ignored, never a crash
+                continue
+            if isinstance(snap, dict) and snap.get("machine") == machine:
+                snap["person"] = member["person"]  # the roster, not the peer, says whose machine it is
+                snap["machine_name"] = member["name"]
+                for s in snap.get("sessions") or []:
+                    if isinstance(s, dict) and isinstance(s.get("name"), str):
+                        s["address"] = f"{member['person']}/{s['name']}"
+                out[machine] = snap
+    return list(out.values())
+
+
+def directory(hive: Hive, local: dict[str, Any] | None, members: dict[str, dict[str, Any]],
+              now: int | None = None) -> list[dict[str, Any]]:
+    """Every known session of the team: this machine's and peers', each with person, machine and liveness."""
+    now = now if now is not None else now_ms()
+    snaps = ([local] if local else []) + peers(hive, members)
+    rows = []
+    for snap in snaps:
+        for s in snap.get("sessions") or []:
+            if not isinstance(s, dict):
+                continue
+            rows.append(s | {"person": snap["person"], "machine": snap["machine"],
+                             "machine_name": snap.get("machine_name"),
+                             "live": now - int(s.get("last_seen") or 0) < LIVE_MS})
+    return rows
+
+
+def dumps(rows: list[dict[str, Any]]) -> str:
+    return json.dumps(rows, sort_keys=True)

@@ -1,0 +1,126 @@
+"""Running the daemon: one per ``$GITIVE_HOME`` (a lock), a socket, a file watcher and the timers.
+
+Presence is refreshed when the event log changes (and every few seconds); sync runs on an interval (30 s by
+default) and soon after this machine writes to its own hive refs. State lives in SQLite and git, so a daemon
+killed at any point restarts with nothing lost: undelivered items are still queued, in-flight ones reappear.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from gitive.capture import events
+from gitive.core.clock import now_ms
+from gitive.core.home import ensure_home
+from gitive.daemon.server import Server
+from gitive.daemon.service import Service
+from gitive.errors import GitiveError
+
+LOCK = "daemon.lock"
+SOCKET = "daemon.sock"
+PRESENCE_EVERY_S = 5.0
+LOCAL_CHANGE_SYNC_S = 1.0
+
+
+class AlreadyRunning(GitiveError):
+    pass
+
+
+def acquire_lock(home: Path) -> TextIO:
+    """Hold ``daemon.lock`` for this process's lifetime; say who holds it if another daemon does.
+
+    Raises:
+        AlreadyRunning: another daemon serves this ``$GITIVE_HOME``.
+    """
+    fh = open(home / LOCK, "a+")  # noqa: SIM115 - held open for the daemon's whole life
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.seek(0)
+        holder = fh.read().strip() or "unknown"
+        fh.close()
+        raise AlreadyRunning(f"a gitive daemon already runs for {home} (pid {holder}); "
+                             "`gitive daemon stop` stops it") from None
+    fh.seek(0)
+    fh.truncate()
+    fh.write(str(os.getpid()))
+    fh.flush()
+    return fh
+
+
+def holder_pid(home: Path) -> int | None:
+    try:
+        text = (home / LOCK).read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _watch(paths: list[Path], stop: threading.Event, wake: threading.Event, flags: dict[str, bool]) -> None:
+    import watchfiles
+
+    def interesting(change: Any, path: str) -> bool:
+        # Git writes refs through *.lock files and pack-refs deletes loose refs: re-read tips on any batch.
+        return not path.endswith(".lock") and "/objects/" not in path
+
+    try:
+        for batch in watchfiles.watch(*[p for p in paths if p.exists()], watch_filter=interesting, debounce=50,
+                                      step=10, stop_event=stop, raise_interrupt=False):
+            for _, path in batch:
+                # Only this machine's own writes call for a push; fetched and pinned refs do not.
+                own = any(part in path for part in ("/refs/hive/logs/", "/refs/hive/bodies/", "/refs/hive/presence/"))
+                if own:
+                    flags["refs"] = True
+                elif "/refs/" not in path and not path.endswith("packed-refs"):
+                    flags["events"] = True
+            wake.set()
+    except Exception:  # the watcher is an accelerator: timers still drive everything without it
+        return
+
+
+def run(interval: float = 30.0, repo: str | None = None) -> int:
+    home = ensure_home()
+    lock = acquire_lock(home)
+    service = Service(interval)
+    if repo:
+        service.add_repo(repo)
+    service.discover(now_ms() - 24 * 3_600_000)
+    server = Server(home / SOCKET, service)
+    serving = threading.Thread(target=server.serve_forever, name="gitive-socket", daemon=True)
+    serving.start()
+    stop, wake = threading.Event(), threading.Event()
+    flags: dict[str, bool] = {}
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda *_: (stop.set(), wake.set()))
+    events.events_dir().mkdir(parents=True, exist_ok=True)
+    watched = [events.events_dir(), *[Path(h.store.path) / "refs" for h in service.hives().values()]]
+    watcher = threading.Thread(target=_watch, args=(watched, stop, wake, flags), name="gitive-watch", daemon=True)
+    watcher.start()
+    last_presence, last_discover = 0.0, now_ms()
+    try:
+        while not stop.is_set():
+            now = time.monotonic()
+            if flags.pop("events", False) or now - last_presence >= PRESENCE_EVERY_S:
+                service.discover(last_discover - 60_000)
+                last_discover = now_ms()
+                service.refresh_presence()
+                last_presence = now
+            if flags.pop("refs", False):
+                time.sleep(LOCAL_CHANGE_SYNC_S)  # let a burst of local writes finish, then push them
+                service.sync(only_due=False)
+            elif service.sync_due():
+                service.sync()
+            wake.wait(timeout=min(PRESENCE_EVERY_S, interval))
+            wake.clear()
+    finally:
+        server.shutdown()
+        server.server_close()
+        (home / SOCKET).unlink(missing_ok=True)
+        lock.close()
+    return 0

@@ -1,0 +1,66 @@
+"""The daemon's local socket: ``$GITIVE_HOME/daemon.sock`` (mode 0600), one JSON object per line each way."""
+
+from __future__ import annotations
+
+import json
+import os
+import socketserver
+from pathlib import Path
+from typing import Any
+
+from gitive.daemon.service import Service
+
+MAX_LINE = 1024 * 1024
+
+
+def handle(service: Service, request: dict[str, Any]) -> dict[str, Any]:
+    op = request.get("op")
+    if op == "ping":
+        return {"ok": True, "pid": os.getpid()}
+    if op == "status":
+        return {"ok": True, **service.describe()}
+    if op == "pending":
+        items = service.pending(str(request.get("harness", "")), str(request.get("session", "")))
+        return {"ok": True, "items": items}
+    if op == "delivered":
+        ids = [str(i) for i in request.get("ids") or []]
+        return {"ok": True, "done": service.delivered(str(request.get("harness", "")),
+                                                      str(request.get("session", "")), ids)}
+    if op == "who":
+        result = service.refresh_presence()
+        rows = [row for store in result.values() for row in store["directory"]]
+        return {"ok": True, "sessions": rows}
+    if op == "sync":
+        return {"ok": True, "hives": service.sync(only_due=False)}
+    if op == "add-repo":
+        return {"ok": service.add_repo(str(request.get("path", "")))}
+    return {"ok": False, "error": f"unknown op {op!r}"}
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    def handle(self) -> None:
+        service: Service = self.server.service  # type: ignore[attr-defined]
+        for raw in self.rfile:
+            if len(raw) > MAX_LINE:
+                break
+            try:
+                request = json.loads(raw)
+                reply = handle(service, request) if isinstance(request, dict) else {"ok": False, "error": "not an object"}
+            except Exception as exc:  # one bad request never takes the daemon down
+                reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            self.wfile.write(json.dumps(reply, default=str).encode() + b"\n")
+            self.wfile.flush()
+
+
+class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+    def __init__(self, path: Path, service: Service) -> None:
+        path.unlink(missing_ok=True)
+        old = os.umask(0o177)  # the socket is created 0600: only this user may talk to the daemon
+        try:
+            super().__init__(str(path), _Handler)
+        finally:
+            os.umask(old)
+        os.chmod(path, 0o600)
+        self.service = service

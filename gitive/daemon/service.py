@@ -1,0 +1,230 @@
+"""The daemon's work, without its transport: repositories it serves, presence, sync with back-off, mail.
+
+``gitive.daemon.server`` puts a socket in front of it and ``gitive.daemon.runner`` drives it on timers and
+file-system events. Every method opens what it needs (pygit2 repositories, SQLite connections) itself, so
+the socket's threads and the timer thread never share one.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from gitive.capture import events, locate
+from gitive.core.clock import now_ms
+from gitive.daemon import db as daemon_db
+from gitive.daemon import mailbox, overlap, presence
+from gitive.errors import GitiveError
+from gitive.index import queries
+from gitive.index.refresh import fresh_index
+from gitive.index.sync import run as sync_run
+from gitive.team.hive import Hive, open_hive
+
+PUBLISH_EVERY_MS = 15_000
+MAX_BACKOFF_S = 600
+
+
+class Service:
+    def __init__(self, interval: float = 30.0) -> None:
+        self.interval = interval
+        self.started = now_ms()
+        self.lock = threading.RLock()
+        self.status: dict[str, dict[str, Any]] = {}  # store path -> last sync, errors, next due
+        self.last_publish: dict[str, int] = {}
+        self._rules: Any = None
+
+    # --- repositories -------------------------------------------------------------------------------
+
+    def add_repo(self, path: str | os.PathLike[str]) -> bool:
+        try:
+            hive = open_hive(path)
+        except GitiveError:
+            return False
+        with daemon_db.connect() as db:
+            db.execute("INSERT INTO repos VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET last_seen = excluded.last_seen",
+                       (str(Path(hive.project.workdir or hive.project.path).resolve()), now_ms()))
+        return True
+
+    def discover(self, since_ms: int) -> None:
+        """Register repositories that sessions worked in (from the event log)."""
+        seen = set()
+        for event in events.read(since_ms=since_ms):
+            repo = (event.get("vcs") or {}).get("repository")
+            if repo and repo not in seen:
+                seen.add(repo)
+                self.add_repo(repo)
+
+    def hives(self) -> dict[str, Hive]:
+        """One hive per team store (several repositories of one team share it)."""
+        out: dict[str, Hive] = {}
+        with daemon_db.connect() as db:
+            paths = [r[0] for r in db.execute("SELECT path FROM repos ORDER BY last_seen DESC")]
+        for path in paths:
+            try:
+                hive = open_hive(path)
+            except (GitiveError, OSError):
+                continue
+            out.setdefault(str(Path(hive.store.path).resolve()), hive)
+        return out
+
+    # --- presence and notices -----------------------------------------------------------------------
+
+    def _roster(self, hive: Hive) -> tuple[dict[str, dict[str, Any]], str | None]:
+        with fresh_index(hive) as (conn, _):
+            members = {m["machine"]: m for m in queries.members(conn)}
+        me = members.get(hive.me)
+        return members, me["person"] if me else None
+
+    def refresh_presence(self, force: bool = False, publish: bool = True) -> dict[str, Any]:
+        """Recompute this machine's sessions, publish them (at most every 15 s), queue overlap notices."""
+        result: dict[str, Any] = {}
+        with self.lock, daemon_db.connect() as db:
+            for store, hive in self.hives().items():
+                members, person = self._roster(hive)
+                if person is None:
+                    continue
+                peers = presence.peers(hive, members)
+                mine_peer_names = {s.get("name") for p in peers if p.get("person") == person
+                                   for s in p.get("sessions") or [] if isinstance(s, dict)}
+                sessions = [s for s in presence.collect(db, {n for n in mine_peer_names if n})
+                            if _team_of(s.get("repo")) == hive.team_id]  # never publish another team's work
+                snap = presence.snapshot(hive.me, person, members[hive.me]["name"], sessions)
+                now = now_ms()
+                due = publish and (force or now - self.last_publish.get(store, 0) >= PUBLISH_EVERY_MS)
+                if due and presence.publish(hive, snap):
+                    self.last_publish[store] = now
+                directory = presence.directory(hive, snap, members)
+                overlap.notices(db, sessions, directory, person)
+                result[store] = {"sessions": len(sessions), "directory": directory}
+        return result
+
+    # --- sync --------------------------------------------------------------------------------------
+
+    def sync_due(self) -> list[str]:
+        now = time.monotonic()
+        return [s for s, hive in self.hives().items() if self.status.get(s, {}).get("next", 0) <= now]
+
+    def sync(self, only_due: bool = True) -> dict[str, Any]:
+        """Sync every hive (or those due); an unreachable remote backs off, doubling up to 10 minutes."""
+        out = {}
+        for store, hive in self.hives().items():
+            state = self.status.setdefault(store, {"failures": 0, "next": 0.0})
+            if only_due and state["next"] > time.monotonic():
+                continue
+            try:
+                with self.lock:
+                    report = sync_run(hive)
+                state["last_sync"] = now_ms()
+                state["unreachable"] = report.unreachable
+                state["rejected"] = [f"{r} {ref}: {why}" for r, ref, why in report.rejected]
+                state["failures"] = state["failures"] + 1 if report.unreachable else 0
+            except Exception as exc:  # a broken repository must not stop the daemon serving the others
+                state["error"] = f"{type(exc).__name__}: {exc}"
+                state["failures"] += 1
+            delay = min(MAX_BACKOFF_S, self.interval * (2 ** min(state["failures"], 6))) if state["failures"] \
+                else self.interval
+            state["next"] = time.monotonic() + delay
+            state["backoff_s"] = delay if state["failures"] else 0
+            self.ingest_mail(hive)
+            out[store] = dict(state)
+        return out
+
+    # --- mail --------------------------------------------------------------------------------------
+
+    def rules(self) -> Any:
+        if self._rules is None:
+            from gitive.daemon.screening import load_rules
+
+            self._rules = load_rules()
+        return self._rules
+
+    def ingest_mail(self, hive: Hive) -> int:
+        from gitive.daemon import trust
+
+        with self.lock, fresh_index(hive) as (conn, _), daemon_db.connect() as db:
+            members = {m["machine"]: m for m in queries.members(conn)}
+            me = members.get(hive.me)
+            if me is None:
+                return 0
+            ctx = trust.TrustContext(person_of=lambda m: (members.get(m) or {}).get("person"), db=db,
+                                     rules=self.rules(), config=load_config())
+            return mailbox.ingest(conn, db, hive.me, me["person"], lambda msg: trust.admit(msg, ctx))
+
+    def session_name(self, harness: str, session: str) -> str | None:
+        with daemon_db.connect() as db:
+            row = db.execute("SELECT name FROM sessions WHERE key = ?", (f"{harness}:{session}",)).fetchone()
+        if row is None:
+            self.refresh_presence()
+            with daemon_db.connect() as db:
+                row = db.execute("SELECT name FROM sessions WHERE key = ?", (f"{harness}:{session}",)).fetchone()
+        return row[0] if row else None
+
+    def pending(self, harness: str, session: str) -> list[dict[str, Any]]:
+        name = self.session_name(harness, session)
+        if name is None:
+            return []
+        with self.lock, daemon_db.connect() as db:
+            # The session took another turn since its last delivery: what was delivered has been read.
+            read = [r[0] for r in db.execute("SELECT id FROM inbox WHERE to_session = ? AND state = 'delivered'",
+                                             (name,))]
+            if read:
+                mailbox.confirm(self._hive_for_session(name), db, read, name, "read")
+            return mailbox.pending(db, name)
+
+    def delivered(self, harness: str, session: str, ids: list[str]) -> list[str]:
+        name = self.session_name(harness, session)
+        if name is None:
+            return []
+        with self.lock, daemon_db.connect() as db:
+            done = mailbox.confirm(self._hive_for_session(name), db, ids, name, "delivered")
+        for item in done:
+            events.append(events.make("team.message.injected", harness=harness, session=session,
+                                      message={"id": item}, delivery={"tier": "turn"}))
+        return done
+
+    def _hive_for_session(self, name: str) -> Hive | None:
+        with daemon_db.connect() as db:
+            row = db.execute("SELECT repo FROM sessions WHERE name = ? ORDER BY last_seen DESC", (name,)).fetchone()
+        if row and row[0]:
+            try:
+                return open_hive(row[0])
+            except GitiveError:
+                pass
+        hives = list(self.hives().values())
+        return hives[0] if hives else None
+
+    def describe(self) -> dict[str, Any]:
+        return {"pid": os.getpid(), "started": self.started, "interval": self.interval,
+                "hives": {s: {k: v for k, v in st.items() if k != "next"} for s, st in self.status.items()},
+                "repos": [str(Path(h.project.workdir or h.project.path)) for h in self.hives().values()]}
+
+
+def load_config() -> dict[str, Any]:
+    """``$GITIVE_HOME/config.yaml`` (inbound policy, rate limit, loop guard); empty when absent."""
+    from gitive.core.home import gitive_home
+
+    path = gitive_home() / "config.yaml"
+    if not path.exists():
+        return {}
+    import yaml
+
+    try:
+        value = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise GitiveError(f"{path} is not valid YAML: {exc}") from None
+    if not isinstance(value, dict):
+        raise GitiveError(f"{path} must hold a mapping (inbound, rate_limit, loop_guard)")
+    return value
+
+
+def _team_of(repo: str | None) -> str | None:
+    found = locate.find(repo) if repo else None
+    return locate.read_config(found.common_dir).get("hive.team") if found else None
+
+
+def locate_repo(cwd: str) -> str | None:
+    found = locate.find(cwd)
+    return str(found.toplevel) if found else None
