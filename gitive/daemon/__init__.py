@@ -1,0 +1,1 @@
+"""The watcher daemon: presence, mailbox, delivery, screening."""
