@@ -1,13 +1,18 @@
 """`make demo`: three machines and one bare remote, all in a temporary directory.
 
 Alice founds a team and invites Bob and Carol; each joins from a clone while Alice is offline; everyone
-syncs and sees the same roster; then Mallory, who is not a member, forges entries and every reader refuses
-them. Nothing is left behind outside the temporary directory.
+syncs and sees the same roster. Alice's agent proposes a lesson, Bob reviews it at his terminal, and Carol's
+agent is shown it when its session starts. Carol writes to Alice's live session, which sees the message at
+its next tool call. Alice retracts the lesson and it is gone everywhere. Then Mallory, who is not a member,
+forges entries and every reader refuses them. Nothing is left behind outside the temporary directory.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import pty
+import select
 import shutil
 import subprocess
 import sys
@@ -16,6 +21,7 @@ import time
 from pathlib import Path
 
 GITIVE = str(Path(sys.executable).with_name("gitive"))
+HOOK = str(Path(sys.executable).with_name("gitive-hook"))
 BOLD, DIM, RED, GREEN, END = "\033[1m", "\033[2m", "\033[31m", "\033[32m", "\033[0m"
 if not sys.stdout.isatty():
     BOLD = DIM = RED = GREEN = END = ""
@@ -56,6 +62,105 @@ class Machine:
         if check and done.returncode != 0:
             raise SystemExit(f"{RED}demo failed: gitive {args[0]} exited {done.returncode}{END}")
         return done
+
+
+def at_terminal(m: Machine, *args: str) -> None:
+    """Run a command that wants a person at a terminal, on a pseudo-terminal, answering its question with y."""
+    print(f"{DIM}[{m.name}, at the terminal]$ gitive {' '.join(a if len(a) < 40 else a[:24] + '…' for a in args)}{END}")
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(m.clone)
+        os.execve(GITIVE, [GITIVE, *args], m.env)
+    out, answered, deadline = b"", False, time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+            if not answered and b"[y/N]" in out:
+                os.write(fd, b"y\n")
+                answered = True
+    _, status = os.waitpid(pid, 0)
+    for line in out.decode("utf-8", "replace").replace("\r", "").splitlines():
+        if line.strip():
+            print(f"    {line}")
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{RED}demo failed: gitive {args[0]} at the terminal{END}")
+
+
+def hook(m: Machine, event: str, payload: dict) -> str:
+    """What a harness does: pipe its hook payload to gitive-hook and read the reply."""
+    payload = {"session_id": f"{m.name}-session", "cwd": str(m.clone), "transcript_path": "/dev/null", **payload}
+    done = subprocess.run([HOOK, "claude", event], input=json.dumps(payload), env=m.env, text=True,
+                          capture_output=True, cwd=m.clone)
+    reply = json.loads(done.stdout or "{}")
+    return (reply.get("hookSpecificOutput") or {}).get("additionalContext", "")
+
+
+def show_context(text: str) -> None:
+    for line in (text or "(no-opinion reply: nothing to add)").splitlines():
+        print(f"    {BOLD}│{END} {line}")
+
+
+def memory_and_mail(alice: Machine, bob: Machine, carol: Machine) -> None:
+    step("Alice's agent learns something and proposes a lesson (it cannot approve it)")
+    (alice.clone / "payments").mkdir()
+    (alice.clone / "payments" / "client.py").write_text("RETRIES = 3  # the sandbox drops about 1 in 20 calls\n")
+    alice.git("add", ".")
+    alice.git("commit", "-q", "-m", "payments: retry sandbox calls, the sandbox drops about 1 in 20 calls")
+    alice.git("push", "-q", "origin", "HEAD:refs/heads/main")
+    lesson = alice.gitive("lessons", "propose", "--kind", "Gotcha", "--text",
+                          "The payments sandbox drops about 1 in 20 calls: keep RETRIES at 3 or the "
+                          "integration tests flake.", "--applicability", "editing payments/ or its tests",
+                          "-e", "file:payments/client.py", "-e", "commit:HEAD", "--session", "alice/demo-claude",
+                          show=True).stdout.strip()
+    step("Alice (the project's owner) confirms Bob as a project member; Bob reviews the lesson at his terminal")
+    at_terminal(alice, "project", "confirm", "bob")
+    alice.gitive("sync", show=False)
+    bob.git("pull", "-q", "origin", "main")
+    bob.gitive("sync", show=False)
+    at_terminal(bob, "review", "approve", lesson[:12], "--note", "seen it in CI twice this week")
+    bob.gitive("sync", show=False)
+
+    step("Carol's agent starts a session: its first context holds the verified lesson, framed")
+    carol.git("pull", "-q", "origin", "main")
+    carol.gitive("sync", show=False)
+    show_context(hook(carol, "session-start", {"hook_event_name": "SessionStart", "source": "startup"}))
+
+    step("Alice runs her daemon; Carol writes to Alice's live session")
+    alice.gitive("daemon", "start", "--interval", "1")
+    hook(alice, "session-start", {"hook_event_name": "SessionStart", "source": "startup"})
+    deadline = time.monotonic() + 40  # the daemon publishes presence (at most every 15 s), then pushes it
+    while time.monotonic() < deadline:
+        carol.gitive("sync", show=False)
+        listed = json.loads(carol.gitive("who", "--json", show=False).stdout or "[]")
+        if any(r["address"] == "alice/alice-clone-claude" for r in listed):
+            break
+        time.sleep(1)
+    carol.gitive("who")
+    carol.gitive("send", "alice/alice-clone-claude", "Are you touching payments/client.py? I am about to.",
+                 "--from", "carol/carol-clone-claude")
+    step("Alice's agent finishes a tool call: the message arrives, framed, exactly once")
+    edit = {"hook_event_name": "PostToolUse", "tool_name": "Read", "tool_use_id": "t-1",
+            "tool_input": {"file_path": str(alice.clone / "README")}}
+    deadline, seen = time.monotonic() + 20, ""
+    while time.monotonic() < deadline and not seen:
+        time.sleep(0.5)
+        seen = hook(alice, "post-tool", edit)
+    show_context(seen)
+    show_context(hook(alice, "post-tool", edit | {"tool_use_id": "t-2"}))
+    alice.gitive("daemon", "stop")
+
+    step("Alice retracts the lesson; after one sync each it is gone from every machine")
+    at_terminal(alice, "retract", lesson[:12], "--reason", "the sandbox was fixed")
+    for m in (alice, bob, carol):
+        m.gitive("sync", show=False)
+    carol.gitive("lessons", "show", lesson[:12])
 
 
 def forge(mallory: Machine, victim_id: str) -> None:
@@ -121,6 +226,8 @@ def main() -> int:
             m.gitive("sync", show=False)
         for m in (alice, bob, carol):
             m.gitive("team")
+
+        memory_and_mail(alice, bob, carol)
 
         step("Mallory (not a member) pushes forged entries straight to the remote")
         alice_id = alice.gitive("team", "--json", show=False).stdout

@@ -85,6 +85,8 @@ def send(
         raise GitiveError("no terminal: agents use the MCP send_message tool, scripts pass --from person/session")
     if sender is not None and not sender.startswith(f"{person}/"):
         raise GitiveError(f"--from must be one of your own sessions ({person}/…)")
+    if sender is not None and sender.endswith("/terminal") and not sys.stderr.isatty():
+        raise GitiveError("only a person at a terminal sends as …/terminal; scripts and agents use a session name")
     done = mailbox.send(hive, rows, persons, sender=sender or f"{person}/terminal", to=to, body=text,
                         from_person=is_person, reply_to=reply_to)
     if not control.ask("sync", budget=30.0):
@@ -159,11 +161,21 @@ def release(message: str = typer.Argument(..., help="The id of a held message.")
     Example: gitive release 01JA2B3C4D5E6F7G8H9J0K1M2N
     """
     from gitive.daemon import db as daemon_db
-    from gitive.daemon import mailbox
+    from gitive.daemon import mailbox, trust
+    from gitive.index import queries
+    from gitive.index.refresh import fresh_index
     from gitive.lessons import gate
+    from gitive.team.hive import open_hive
 
     gate.require_person("releasing a held message")
+    hive = open_hive()
+    with fresh_index(hive) as (conn, _):
+        person = next((m["person"] for m in queries.members(conn) if m["machine"] == hive.me), None)
     with daemon_db.connect() as db:
+        rows = db.execute("SELECT to_session FROM inbox WHERE id = ? AND state = 'held'", (message,)).fetchall()
         count = mailbox.release(db, message)
+        for (session,) in rows:  # a person's decision is a person's input: the loop guard starts again
+            if person:
+                trust.note_person_input(db, f"{person}/{session}")
     console.print(f"released {message} to {count} session(s); it arrives at the next tool call or stop")
     return 0

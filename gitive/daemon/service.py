@@ -93,9 +93,13 @@ class Service:
                             if _team_of(s.get("repo")) == hive.team_id]  # never publish another team's work
                 snap = presence.snapshot(hive.me, person, members[hive.me]["name"], sessions)
                 now = now_ms()
-                due = publish and (force or now - self.last_publish.get(store, 0) >= PUBLISH_EVERY_MS)
+                # Nothing to say before the first session: publishing an empty snapshot would only make the
+                # first real one wait out the 15 s limit.
+                first = store not in self.last_publish and not sessions
+                due = publish and not first and (force or now - self.last_publish.get(store, 0) >= PUBLISH_EVERY_MS)
                 if due and presence.publish(hive, snap):
                     self.last_publish[store] = now
+                _note_prompts(db, sessions, person)
                 directory = presence.directory(hive, snap, members)
                 overlap.notices(db, sessions, directory, person)
                 result[store] = {"sessions": len(sessions), "directory": directory}
@@ -228,3 +232,19 @@ def _team_of(repo: str | None) -> str | None:
 def locate_repo(cwd: str) -> str | None:
     found = locate.find(cwd)
     return str(found.toplevel) if found else None
+
+
+def _note_prompts(db: Any, sessions: list[dict[str, Any]], person: str) -> None:
+    """A person typed a prompt in a session since we last looked: reset that session's loop-guard pairs."""
+    from gitive.daemon import trust
+
+    since = int(daemon_db.meta_get(db, "prompts_seen", "0"))
+    latest = since
+    for event in events.read(since_ms=since + 1, actions=("prompt.submitted",)):
+        key = f"{(event.get('harness') or {}).get('name')}:{(event.get('session') or {}).get('id')}"
+        name = next((s["name"] for s in sessions if s["session_key"] == key), None)
+        if name:
+            trust.note_person_input(db, f"{person}/{name}")
+        latest = max(latest, int(event.get("ts", 0)))
+    if latest != since:
+        daemon_db.meta_set(db, "prompts_seen", str(latest))

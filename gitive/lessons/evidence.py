@@ -66,7 +66,15 @@ def check_items(evidence: Any) -> None:
 
 
 def stale(repo: pygit2.Repository, evidence: list[dict[str, Any]]) -> list[str]:
-    """Cited files whose blob at HEAD differs from the one cited (or that are gone)."""
-    return [item["path"] for item in evidence
-            if item.get("kind") == "file" and item.get("path")
-            and objects.head_blob(repo, item["path"]) != item.get("blob")]
+    """Cited files whose blob at HEAD differs from the one cited.
+
+    A file absent at HEAD is not called stale here: the reader's checkout may simply not have it yet.
+    """
+    out = []
+    for item in evidence:
+        if item.get("kind") != "file" or not item.get("path"):
+            continue
+        now = objects.head_blob(repo, item["path"])
+        if now is not None and now != item.get("blob"):
+            out.append(item["path"])
+    return out
