@@ -10,10 +10,11 @@ What it does:
    ``--lessons`` lessons written through the real ``gitive.lessons.propose.propose``, nine in ten approved
    through ``gitive.lessons.review.review``; each cites one or two of the files and uses five words of a
    developer's vocabulary of 126, so each query matches 80 to 160 lessons per thousand on some word.
-2. The server: ``gitive mcp`` when the CLI has that command, else ``python -m gitive.mcp`` (the same server;
-   the output says which), started by the SDK's own ``Client`` over stdio in the clone, as a harness starts it.
-3. Figures, on one open session after five warm-up calls: the wall time of ``search_memory`` calls as the client
-   sees them (request out, structured result parsed), over every query with and without files, ``--rounds``
+2. The server: ``gitive mcp`` when the CLI has that command, else ``python -m gitive.mcp`` (the same
+   server; the output says which), started by the SDK's own ``Client`` over stdio in the clone, as a harness
+   starts it.
+3. Figures, on one open session after five warm-up calls: the wall time of ``search_memory`` calls as the
+   client sees them (request out, structured result parsed), over every query with and without files, ``--rounds``
    times, and the CPU time client and server spent per call (from ``/proc``: on a machine busy with other work
    the wall time grows, this much less, so it is the figure to read when the load average is above the core
    count); the same work in-process without any transport (``gitive.mcp.memory.search_memory``, which opens
@@ -56,8 +57,8 @@ def _load_common() -> Any:
 c = _load_common()
 
 FORMAT_VERSION = 2
-# A developer's vocabulary of 126 words: each lesson uses five, so each word is in about one lesson in 25 and a
-# query of three or four of them matches (any word) 80 to 160 lessons in a thousand.
+# A developer's vocabulary of 126 words: each lesson uses five, so each word is in about one lesson in 25
+# and a query of three or four of them matches (any word) 80 to 160 lessons in a thousand.
 WORDS = (
     "cache", "token", "session", "retry", "timeout", "migration", "schema", "deploy", "queue", "worker",
     "config", "logging", "metrics", "auth", "cookie", "refresh", "database", "index", "lock", "flaky",
@@ -83,8 +84,9 @@ TARGET_MS = 20.0
 
 
 def _files() -> list[str]:
-    return [f"src/{d}/{f}.py" for d in ("api", "auth", "billing", "core", "db", "jobs", "ops", "ui", "util", "web")
-            for f in ("main", "models", "views", "tasks", "client", "server", "config", "errors", "cache", "io")]
+    dirs = ("api", "auth", "billing", "core", "db", "jobs", "ops", "ui", "util", "web")
+    names = ("main", "models", "views", "tasks", "client", "server", "config", "errors", "cache", "io")
+    return [f"src/{d}/{f}.py" for d in dirs for f in names]
 
 
 def _lesson(n: int, files: list[str]) -> tuple[str, str, list[str]]:
@@ -144,7 +146,8 @@ def build(target: Path, lessons: int) -> dict[str, Any]:
                 if n % 2500 == 2499:
                     c.git("gc", "--quiet", "--prune=now", cwd=work)
     c.git("gc", "--quiet", "--prune=now", cwd=work)
-    meta = {"format": FORMAT_VERSION, "lessons": lessons, "write_seconds": round(time.perf_counter() - start, 1)}
+    meta = {"format": FORMAT_VERSION, "lessons": lessons,
+            "write_seconds": round(time.perf_counter() - start, 1)}
     (target / "meta.json").write_text(json.dumps(meta) + "\n")
     return meta
 
@@ -176,7 +179,8 @@ def calls() -> list[dict[str, Any]]:
     out = []
     for n, query in enumerate(QUERIES):
         out.append({"query": query})
-        out.append({"query": query, "files": [files[(n * 17) % len(files)], files[(n * 31 + 3) % len(files)]]})
+        pair = [files[(n * 17) % len(files)], files[(n * 31 + 3) % len(files)]]
+        out.append({"query": query, "files": pair})
     return out
 
 
@@ -292,8 +296,8 @@ def main() -> int:
     with c.step("the same searches in-process"):
         local = measure_inprocess(work, home, args.rounds)
     p50 = statistics.median(stdio["search"]) * 1000
-    print(f"data      {meta['lessons']:,} lessons (nine in ten verified), written in {meta['write_seconds']} s "
-          f"(cached at {target})")
+    print(f"data      {meta['lessons']:,} lessons (nine in ten verified), written in "
+          f"{meta['write_seconds']} s (cached at {target})")
     print(f"server    {stdio['server']}; start-up to initialized {c.ms(stdio['startup'])} (median of 3)")
     print(f"search    search_memory round trip over stdio: p50 {p50:.1f} ms, p95 "
           f"{_pct(stdio['search'], 0.95) * 1000:.1f} ms over {len(stdio['search'])} calls "
@@ -301,11 +305,12 @@ def main() -> int:
           f"{c.target(p50 <= TARGET_MS)}]")
     if stdio["cpu"] is not None:
         print(f"  CPU per call, client and server together: {stdio['cpu'] * 1000:.1f} ms (server "
-              f"{stdio['server_cpu'] * 1000:.1f} ms): close to the round trip on an idle machine (load inflates it much less than wall time)")
-    print(f"  of which the tool's work in-process (open hive and index, check refs, search, shape): p50 "
+              f"{stdio['server_cpu'] * 1000:.1f} ms): close to the round trip on an idle machine "
+              "(load inflates it much less than wall time)")
+    print("  of which the tool's work in-process (open hive and index, check refs, search, shape): p50 "
           f"{statistics.median(local['library']) * 1000:.1f} ms, CPU {local['library_cpu'] * 1000:.1f} ms")
-    print(f"  of which recall.search alone on a warm connection: p50 {statistics.median(local['recall']) * 1000:.1f} "
-          f"ms, CPU {local['recall_cpu'] * 1000:.1f} ms")
+    print("  of which recall.search alone on a warm connection: p50 "
+          f"{statistics.median(local['recall']) * 1000:.1f} ms, CPU {local['recall_cpu'] * 1000:.1f} ms")
     for tool in ("get_memory_context", "who_knows"):
         print(f"{tool:<18} round trip p50 {statistics.median(stdio[tool]) * 1000:.1f} ms (informational)")
     print(f"machine   {before} before, {c.load()} after")

@@ -11,7 +11,8 @@ def mcp(
     repo: Path | None = typer.Option(None, "--repo", help="The repository to serve (default: the working "
                                                           "directory, where harnesses start the server)."),
     tools: bool = typer.Option(False, "--tools", help="Print the tools this server offers and exit."),
-    as_json: bool = typer.Option(False, "--json", help="With --tools: print them as JSON (with input schemas)."),
+    as_json: bool = typer.Option(False, "--json", help="With --tools: print them as JSON, with input "
+                                                       "schemas."),
 ) -> int:
     """Serve the team's memory to a coding agent over MCP on stdin/stdout.
 

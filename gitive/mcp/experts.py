@@ -5,7 +5,9 @@ Three kinds of evidence, each shown as a reason with its count:
 - **commits**: recent commits (``HISTORY_DAYS``) to the relevant files, their author emails mapped to roster
   persons through the emails each member's roster entry lists; authors the roster does not know are listed
   apart under ``others``;
-- **sessions**: agent sessions in this machine's event log that touched those files (this machine's person);
+- **sessions**: agent sessions that touched those files: this machine's, from its event log (they count for
+  this machine's person), and teammates' live ones, from the presence their daemons publish (as of the last
+  sync; a session of another project is left out);
 - **lessons**: matching lessons (verified or proposed) a person wrote or reviewed.
 
 The relevant files are the ones given; with none given, the files cited by the best matching lessons.
@@ -20,7 +22,7 @@ from typing import Any
 
 from gitive.mcp import shape
 from gitive.mcp.memory import opened
-from gitive.mcp.roster import session_view
+from gitive.mcp.roster import LIVE_MS, peer_view, session_view
 from gitive.mcp.sessions import summarize, touching
 
 HISTORY_DAYS = 90
@@ -59,6 +61,8 @@ class _Evidence:
     members: list[dict[str, Any]]
     me: str | None
     root: Path
+    project: str
+    peers: list[dict[str, Any]]  # verified presence snapshots of teammates' machines
 
 
 def who_knows(repo: Path | str | None, query: str = "", files: list[str] | None = None, *, limit: int = 10,
@@ -83,6 +87,7 @@ def who_knows(repo: Path | str | None, query: str = "", files: list[str] | None 
 
 
 def _gather(repo: Path | str | None, text: str, paths: list[str]) -> _Evidence:
+    from gitive.daemon import presence
     from gitive.index import queries
     from gitive.lessons.recall import search
     from gitive.store import objects
@@ -93,9 +98,11 @@ def _gather(repo: Path | str | None, text: str, paths: list[str]) -> _Evidence:
                    if text.strip() or paths else [])
         relevant, source = _relevant_files(paths, lessons)
         emails = objects.recent_author_emails(hive.project, relevant, HISTORY_DAYS)
-        members = [m for m in queries.members(conn) if m["role"] != "anchor"]
+        everyone = queries.members(conn)
+        members = [m for m in everyone if m["role"] != "anchor"]
+        peers = presence.peers(hive, {m["machine"]: m for m in everyone}) if relevant else []
         return _Evidence(lessons, relevant, source, emails, members, _my_person(hive, members),
-                         workdir(hive.project))
+                         workdir(hive.project), project, peers)
 
 
 def _people(found: _Evidence, now: int) -> tuple[dict[str, _Person], Counter[str]]:
@@ -115,11 +122,40 @@ def _people(found: _Evidence, now: int) -> tuple[dict[str, _Person], Counter[str
     if found.files and found.me:
         for seen, hits in touching(summarize(found.root, now - SESSION_DAYS * 86_400_000), found.files):
             person(found.me).sessions.append(session_view(seen, now, hits))
+    for snap, item in _peer_sessions_touching(found, now):
+        person(snap["person"]).sessions.append(peer_view(item, snap, now))
     for lesson in found.lessons:
         person(lesson["origin"]).wrote.append(lesson["id"])
         if lesson.get("reviewer"):
             person(lesson["reviewer"]).reviewed.append(lesson["id"])
     return people, others
+
+
+def _peer_sessions_touching(found: _Evidence, now: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Teammates' live sessions of this project whose files include a relevant one. Their paths are as their
+    harness reported them (often absolute on their machine), so a path matches by its relative end."""
+    out = []
+    for snap in found.peers:
+        for item in snap.get("sessions") or []:
+            if not isinstance(item, dict) or now - _int(item.get("last_seen")) >= LIVE_MS:
+                continue
+            if item.get("project") not in (None, found.project):
+                continue
+            reported = [*(item.get("files") or []), *(item.get("modified") or [])]
+            paths = [p for p in reported if isinstance(p, str)]
+            if any(_same_file(p, f) for p in paths for f in found.files):
+                out.append((snap, item))
+    return out
+
+
+def _same_file(reported: str, relevant: str) -> bool:
+    path, wanted = reported.replace("\\", "/"), relevant.rstrip("/")
+    return (path == wanted or path.endswith("/" + wanted) or path.startswith(wanted + "/")
+            or f"/{wanted}/" in path)
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) else 0
 
 
 def _relevant_files(paths: list[str], lessons: list[dict[str, Any]]) -> tuple[list[str], str]:
@@ -154,12 +190,13 @@ def _row(p: _Person, me: str | None, files: list[str], source: str) -> dict[str,
     if p.sessions:
         n = len(p.sessions)
         reasons.append({"kind": "sessions", "count": n,
-                        "detail": f"{n} agent session{_s(n)} on this machine touched {where}"})
+                        "detail": f"{n} agent session{_s(n)} touched {where}"})
     for kind, ids, verb in (("wrote", p.wrote, "wrote"), ("reviewed", p.reviewed, "reviewed")):
         if ids:
             reasons.append({"kind": kind, "count": len(ids), "lessons": [i[:12] for i in ids[:5]],
                             "detail": f"{verb} {len(ids)} matching lesson{_s(len(ids))}"})
-    return {"person": shape.cut(p.person, shape.MAX_NAME), "you": p.person == me, "score": round(p.score(), 2),
+    return {"person": shape.cut(p.person, shape.MAX_NAME), "you": p.person == me,
+            "score": round(p.score(), 2),
             "reasons": reasons, "sessions": p.sessions[:5]}
 
 

@@ -56,8 +56,10 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
 PROPOSE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                           open_world_hint=False)
 
-Query = Annotated[str, Field(description="What you are looking for, in your own words (an error text works).")]
-Files = Annotated[list[str] | None, Field(description="Paths relative to the repository root you are working on.")]
+Query = Annotated[str, Field(description="What you are looking for, in your own words (an error text "
+                                          "works).")]
+Files = Annotated[list[str] | None, Field(description="Paths relative to the repository root you are "
+                                                      "working on.")]
 Limit = Annotated[int, Field(description="Results per page; at most 20.")]
 Offset = Annotated[int, Field(description="Where the page starts: pass the previous result's next_offset.")]
 
@@ -108,25 +110,29 @@ def build(repo: Path | str | None = None) -> MCPServer:
 
     @server.tool(annotations=PROPOSE)
     def propose_lesson(
-        kind: Annotated[str, Field(description="Convention, Correction, Gotcha, Decision, Routing or Preference.")],
+        kind: Annotated[str, Field(description="Convention, Correction, Gotcha, Decision, Routing or "
+                                               "Preference.")],
         text: Annotated[str, Field(description="The lesson, at most 1,200 characters.")],
         evidence: Annotated[list[str], Field(description="Where it comes from: commit:REV, file:PATH[@REV], "
                                                          "event:ID, message:ID. At least one.")],
         applicability: Annotated[str, Field(description="When it applies.")] = "",
         tags: Annotated[list[str] | None, Field(description="A few tags.")] = None,
         scope: Annotated[str, Field(description="project (default), team or personal.")] = "project",
-        quote: Annotated[str | None, Field(description="A person's literal words (Decision and Preference need "
-                                                       "one); they must appear in the cited evidence.")] = None,
+        quote: Annotated[str | None, Field(description="A person's literal words (Decision and Preference "
+                                                       "need one); they must appear in the cited "
+                                                       "evidence.")] = None,
         speaker: Annotated[str | None, Field(description="Who said the quoted words.")] = None,
-        about: Annotated[str | None, Field(description="Whom the quote is about, if not the speaker.")] = None,
-        session: Annotated[str | None, Field(description="Your session's address, e.g. alice/api-claude.")] = None,
+        about: Annotated[str | None, Field(description="Whom the quote is about, if not the "
+                                                       "speaker.")] = None,
+        session: Annotated[str | None, Field(description="Your session's address, e.g. "
+                                                         "alice/api-claude.")] = None,
     ) -> dict[str, Any]:
         """Propose a lesson for the team. It stays proposed until a person reviews it; agents cannot approve.
         A write-time rule (no evidence, a Decision without a quote, a quote not in the evidence) comes back as
         an error saying what to fix."""
         return _guarded(lambda: memory.propose_lesson(
-            repo, kind=kind, text=text, evidence=evidence, applicability=applicability, tags=tags, scope=scope,
-            quote=quote, speaker=speaker, about=about, session=session))
+            repo, kind=kind, text=text, evidence=evidence, applicability=applicability, tags=tags,
+            scope=scope, quote=quote, speaker=speaker, about=about, session=session))
 
     @server.tool(annotations=READ_ONLY)
     def list_team(filter: Annotated[str, Field(description="Only persons or machines whose name contains "

@@ -77,7 +77,8 @@ def summarize(root: Path, since_ms: int) -> list[Seen]:
         cwd = session.get("working_directory")
         item = seen.get(sid)
         if item is None:
-            harness = (event.get("harness") or {}).get("name") if isinstance(event.get("harness"), dict) else None
+            found = event.get("harness")
+            harness = found.get("name") if isinstance(found, dict) else None
             item = seen[sid] = Seen(sid, harness, at, at)
         item.last_ms = max(item.last_ms, at)
         if isinstance(cwd, str) and cwd:

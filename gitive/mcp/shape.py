@@ -1,4 +1,4 @@
-"""What an agent receives: bounded, defanged lesson records, each with a ready-to-paste ``<team-memory>`` frame.
+"""What an agent receives: bounded, defanged lesson records, each with a ready-to-paste frame.
 
 Every free-text field that comes from the store (lesson text, applicability, tags, notes, quotes, names) is
 cut to a fixed size and passed through :func:`gitive.capture.framing.defang`, so nothing a teammate wrote can
@@ -127,14 +127,16 @@ def summary(shaped: dict[str, Any], width: int = 140) -> str:
 def _evidence_files(evidence: Any) -> list[str]:
     if not isinstance(evidence, list):
         return []
-    return sorted({e["path"] for e in evidence if isinstance(e, dict) and e.get("kind") == "file" and e.get("path")})
+    return sorted({e["path"] for e in evidence
+                   if isinstance(e, dict) and e.get("kind") == "file" and e.get("path")})
 
 
 def evidence(items: Any) -> list[dict[str, Any]]:
     """Evidence items, bounded: kind, what they point at, and the path of cited files."""
     out = []
     for item in (items if isinstance(items, list) else [])[:MAX_LIST]:
-        entry = {"kind": cut(str(item.get("kind", "")), MAX_NAME), "ref": cut(str(item.get("ref", "")), MAX_NAME)}
+        entry = {"kind": cut(str(item.get("kind", "")), MAX_NAME),
+                 "ref": cut(str(item.get("ref", "")), MAX_NAME)}
         if item.get("path"):
             entry["path"] = cut(str(item["path"]), MAX_NAME)
         out.append(entry)

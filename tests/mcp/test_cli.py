@@ -20,7 +20,8 @@ def _registered() -> bool:
     return any(command.name == "mcp" for command in main.app.registered_commands)
 
 
-needs_command = pytest.mark.skipif(not _registered(), reason="`gitive mcp` is not registered in gitive.cli.main yet")
+needs_command = pytest.mark.skipif(not _registered(),
+                                   reason="`gitive mcp` is not registered in gitive.cli.main yet")
 
 
 @needs_command
@@ -37,8 +38,8 @@ def test_tools_option_lists_the_six_tools_with_schemas(team: Team) -> None:
 def test_tools_option_prints_one_line_each(team: Team) -> None:
     result = run_cli(["mcp", "--tools"], team.alice.clone, {"GITIVE_HOME": str(team.alice.home)})
     assert result.code == 0, str(result)
-    assert [line.split(" ")[0].rstrip(":") for line in result.out.splitlines()] == sorted(TOOLS, key=[
-        "search_memory", "get_lesson", "get_memory_context", "propose_lesson", "list_team", "who_knows"].index)
+    order = ["search_memory", "get_lesson", "get_memory_context", "propose_lesson", "list_team", "who_knows"]
+    assert [line.split(" ")[0].rstrip(":") for line in result.out.splitlines()] == order
 
 
 @needs_command

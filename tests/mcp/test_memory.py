@@ -51,7 +51,8 @@ def test_the_card_with_no_match_says_so(team: Team) -> None:
     assert found["lessons"] == [] and "No verified team lesson" in found["card"]
 
 
-def test_the_card_frames_the_top_lessons_and_lists_the_rest(team: Team, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_card_frames_the_top_lessons_and_lists_the_rest(team: Team,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(memory, "CARD_FRAMED", 1)
     with as_machine(team.alice):
         found = memory.memory_context(team.alice.clone, "session cookie", [SESSION_FILE, PROTO])

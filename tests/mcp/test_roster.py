@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gitive.mcp import roster
-from tests.mcp.conftest import Team, as_machine
+from tests.mcp.conftest import SESSION_FILE, Team, as_machine
 
 
 def test_the_roster_by_person_with_machines_and_you(team: Team) -> None:
@@ -24,9 +24,25 @@ def test_pages_and_filter(team: Team) -> None:
     assert [p["person"] for p in by_machine["people"]] == ["bob"]
 
 
+def test_your_sessions_come_from_this_machines_event_log(team: Team) -> None:
+    with as_machine(team.alice):
+        alice = roster.list_team(team.alice.clone, "alice")["people"][0]
+    [session] = alice["sessions"]
+    assert (session["session"], session["harness"], session["machine"]) == ("claude-s1", "claude", "this machine")
+    assert session["in_this_repo"] and session["files"] == [SESSION_FILE]
+
+
+def test_teammates_sessions_come_from_their_verified_presence(team: Team) -> None:
+    with as_machine(team.alice):
+        bob = roster.list_team(team.alice.clone, "bob")["people"][0]
+    [session] = bob["sessions"]
+    assert (session["session"], session["harness"], session["machine"]) == ("bob/api-codex", "codex", "b")
+    assert (session["repo"], session["branch"], session["turn"]) == (team.bob.clone.name, "main", "busy")
+    assert session["files"] == [SESSION_FILE]
+    assert "<team-memory" not in session["doing"] and "[team-memory" in session["doing"]
+
+
 def test_sessions_older_than_live_are_not_listed(team: Team) -> None:
     with as_machine(team.alice):
-        now = roster.list_team(team.alice.clone)
         later = roster.list_team(team.alice.clone, now_ms=4_000_000_000_000)
-    assert [s["session"] for s in now["sessions"]] == ["claude-s1"] and now["sessions"][0]["in_this_repo"]
-    assert later["sessions"] == []
+    assert [p["sessions"] for p in later["people"]] == [[], []]

@@ -1,4 +1,4 @@
-"""Sessions read back from the local event log (this test's ``GITIVE_HOME``), with repository-relative paths."""
+"""Sessions read back from the local event log (this test's ``GITIVE_HOME``), paths relative to the repo."""
 
 from __future__ import annotations
 

@@ -62,9 +62,11 @@ def test_clean_files_normalises_dedupes_and_caps() -> None:
 
 def test_a_recalled_lesson_keeps_provenance_and_gets_a_verified_frame() -> None:
     lesson = shape.lesson(_recalled())
-    assert (lesson["author"], lesson["reviewer"], lesson["verified"], lesson["label"]) == ("bob", "alice", True, None)
-    assert lesson["frame"] == (f'<team-memory id="{ID}" scope="project" reviewed-by="alice" kind="Gotcha" by="bob" '
-                               'age-days="3.5" verified>\nRun make gen after editing api.proto.\n</team-memory>')
+    assert (lesson["author"], lesson["reviewer"], lesson["verified"]) == ("bob", "alice", True)
+    assert lesson["label"] is None
+    assert lesson["frame"] == (f'<team-memory id="{ID}" scope="project" reviewed-by="alice" kind="Gotcha" '
+                               'by="bob" age-days="3.5" verified>\nRun make gen after editing api.proto.\n'
+                               '</team-memory>')
     assert lesson["reasons"] == ["cites api.proto"]
 
 
