@@ -1,11 +1,13 @@
 """Recall: the lessons that fit a free-text question and the files an agent is working on, best first.
 
 Five signals make a lesson's score (hive overview part 3 §5): text relevance (FTS5 BM25 over text,
-applicability and tags), overlap between the lesson's evidence files and the given files, scope (narrowest
-first), an outcome rate ``(successes + 1) / (citations + 2)`` and age. Candidates come from two queries, the
-top of the BM25 ranking and the lessons whose evidence shares a path, directory or file name with the given
-files; everything else is scored in Python. Superseded, retracted and rejected lessons never appear; proposed
-(and held) ones only when asked for, labelled.
+applicability and tags, relative to the best match), overlap between the lesson's evidence files and the given
+files, scope (narrowest first), an outcome rate ``(successes + 1) / (citations + 2)`` and age. Candidates
+come from one FTS5 statement (the best BM25 matches, plus the file candidates that match at all) and one
+query for the lessons whose evidence shares a path, directory or file name with the given files; one more
+query reads what scoring needs of the candidates, and everything is scored in Python. Only the returned page
+is read in full. Superseded, retracted and rejected lessons never appear; proposed (and held) ones only when
+asked for, labelled.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
     import pygit2
 
 DAY_MS = 86_400_000
-POOL = 100  # candidates per source; pages within the first POOL results always come from the same pool
+POOL = 50  # candidates per source; pages within the first POOL results always come from the same pool
 MAX_TOKENS = 32
 MAX_FILES = 32
 PREFIX_MIN = 4  # shorter words match exactly: "db"* would match every word starting with db
@@ -104,23 +106,27 @@ def _text_candidates(conn: sqlite3.Connection, expression: str | None, pool: int
                      extra: Iterable[str]) -> dict[str, float]:
     """BM25 of the best ``pool`` text matches, and of the lessons in ``extra`` (file candidates) that match.
 
-    One statement: FTS5 scores every match once (materialized), then lesson ids are read by rowid from the
-    FTS5 content table (``lesson_fts_content``, column ``c0``; SQLite documents this shadow table's layout)
-    for the best ``pool`` and for the matches among ``extra``. Reading the UNINDEXED column through the
-    virtual table would cost one statement step per match, more than the ranking itself.
+    One statement. FTS5 scores every match (once, materialized when ``extra`` needs a second look), then the
+    lesson ids are read by rowid from the FTS5 content table (``lesson_fts_content``, column ``c0``: the
+    shadow table SQLite documents for a table with content) for the best ``pool`` and for the matches among
+    ``extra``. Reading the UNINDEXED column through the virtual table costs a statement step per match.
     """
     if expression is None:
         return {}
-    return dict(conn.execute(
-        f"""WITH m AS MATERIALIZED (SELECT rowid AS id, bm25(lesson_fts, {_weights()}) AS b FROM lesson_fts
-                                    WHERE lesson_fts MATCH ?1),
-                 top AS (SELECT id, b FROM m ORDER BY b LIMIT ?2)
-            SELECT c.c0, top.b FROM top JOIN lesson_fts_content c ON c.id = top.id
-            UNION
-            SELECT c.c0, m.b FROM m JOIN lesson_fts_content c ON c.id = m.id
-            WHERE ?3 != '[]' AND c.c0 IN (SELECT value FROM json_each(?3))""",
-        (expression, pool, json.dumps(sorted(extra))),
-    ).fetchall())
+    listed = json.dumps(sorted(extra))
+    if listed == "[]":
+        sql = f"""WITH top AS (SELECT rowid AS id, bm25(lesson_fts, {_weights()}) AS b FROM lesson_fts
+                               WHERE lesson_fts MATCH ?1 ORDER BY b LIMIT ?2)
+                  SELECT c.c0, top.b FROM top JOIN lesson_fts_content c ON c.id = top.id"""
+        return dict(conn.execute(sql, (expression, pool)).fetchall())
+    sql = f"""WITH m AS MATERIALIZED (SELECT rowid AS id, bm25(lesson_fts, {_weights()}) AS b FROM lesson_fts
+                                      WHERE lesson_fts MATCH ?1),
+                   top AS (SELECT id, b FROM m ORDER BY b LIMIT ?2)
+              SELECT c.c0, top.b FROM top JOIN lesson_fts_content c ON c.id = top.id
+              UNION
+              SELECT c.c0, m.b FROM m JOIN lesson_fts_content c ON c.id = m.id
+              WHERE c.c0 IN (SELECT value FROM json_each(?3))"""
+    return dict(conn.execute(sql, (expression, pool, listed)).fetchall())
 
 
 def _weights() -> str:
@@ -199,10 +205,13 @@ class _Row(NamedTuple):
 
 
 # Eligible candidates: visible, in an allowed state, with a text to show (their own or a reviewer's edit).
+# CROSS JOIN keeps the plan on the candidate list (a state IN list would otherwise tempt the planner to walk
+# every lesson of that state).
 _ROWS = """
     SELECT l.id, l.scope_kind, l.scope_value, l.files, l.at, COALESCE(st.citations, 0), COALESCE(st.successes, 0)
-    FROM visible_lessons l JOIN lesson_status s ON s.lesson = l.id LEFT JOIN lesson_stats st ON st.lesson = l.id
-    WHERE l.id IN (SELECT value FROM json_each(?1)) AND s.state IN (SELECT value FROM json_each(?2))
+    FROM json_each(?1) j CROSS JOIN visible_lessons l ON l.id = j.value CROSS JOIN lesson_status s ON s.lesson = l.id
+    LEFT JOIN lesson_stats st ON st.lesson = l.id
+    WHERE s.state IN (SELECT value FROM json_each(?2))
       AND (EXISTS (SELECT 1 FROM lesson_bodies b WHERE b.body_hash = l.body_hash)
            OR EXISTS (SELECT 1 FROM valid_reviews r JOIN lesson_bodies e ON e.body_hash = r.edits
                       WHERE r.about = l.id AND r.approved = 1 AND r.approver = s.approver))
@@ -344,9 +353,10 @@ def search(conn: sqlite3.Connection, query: str, *, files: Sequence[str] = (), p
     bm25 = _text_candidates(conn, match_expression(words), pool, by_file)
     if not bm25 and not by_file:
         return []
-    best = min(bm25.values(), default=0.0)
+    rows = _rows(conn, bm25.keys() | by_file.keys(), states)
+    best = min((bm25.get(row.lesson, 0.0) for row in rows), default=0.0)  # text scores are relative to it
     ranked = []
-    for row in _rows(conn, bm25.keys() | by_file.keys(), states):
+    for row in rows:
         parts = _signals(row, bm25.get(row.lesson, 0.0), best, paths, project, now)
         ranked.append((sum(p[0] for p in parts), row, parts))
     ranked.sort(key=lambda r: (-r[0], r[1].lesson))
