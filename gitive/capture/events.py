@@ -47,6 +47,16 @@ def _cap(value: Any) -> Any:
     return value
 
 
+def _cap_hard(value: Any) -> Any:
+    if isinstance(value, str):
+        return value[:500]
+    if isinstance(value, dict):
+        return {k: _cap_hard(v) for k, v in list(value.items())[:64]}
+    if isinstance(value, list):
+        return [_cap_hard(v) for v in value[:32]]
+    return value
+
+
 def event_id(event: dict[str, Any]) -> str:
     """Deterministic id: a tool call is identified by session, action, target and call id, so two reports
     of one call (hook and transcript) get one id; anything else by its whole content."""
@@ -98,6 +108,9 @@ def append(event: dict[str, Any]) -> dict[str, Any]:
         for key in CONTENT_KEYS:
             clean.pop(key, None)
         clean["truncated"] = True
+        line = json.dumps(clean, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    if len(line) > MAX_LINE:  # bulk under another key: cut every string and list hard
+        clean = _cap_hard(clean)
         line = json.dumps(clean, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     directory = events_dir()
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)

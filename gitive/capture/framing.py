@@ -13,7 +13,7 @@ import re
 import unicodedata
 
 # "<" and characters that render like it or are folded to it by some tokenizer or font.
-BRACKETS = "<\uff1c\u2039\u2329\u27e8\u3008\u276c\u276e\u29fc\u02c2\u1438\u16b2\u227a\ufe64\u2770\u3008\u300a\u00ab\u226a"
+BRACKETS = "<\u27ea\u2991\u02f1\u22d6\uff1c\u2039\u2329\u27e8\u3008\u276c\u276e\u29fc\u02c2\u1438\u16b2\u227a\ufe64\u2770\u3008\u300a\u00ab\u226a"
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "@": "a", "5": "s", "$": "s", "7": "t",
                        "|": "i", "!": "i", "+": "t"})
 _WORDS = ("teammemory", "teammessage", "team", "memory", "message")

@@ -59,7 +59,7 @@ def _lessons(kind: str, event: dict[str, Any], found: locate.Located | None, sho
         if kind == "session-start":
             files = _session_files(session, (event.get("session") or {}).get("working_directory"))
             return [c for c in matching.for_card(conn, files, project, CARD_LESSONS) if c.id not in shown]
-        if kind == "post-tool":
+        if kind in ("post-tool", "post-tool-failure"):
             files = (event.get("file") or {}).get("paths", [])
             command = event.get("command") or {}
             failed = command.get("exit_code") not in (None, 0)
@@ -77,10 +77,9 @@ def _queued(adapter: Adapter, kind: str, session: str | None) -> tuple[list[str]
     if not session:
         return [], []
     reply = daemon_client.request({"op": "pending", "harness": adapter.name, "session": session, "hook": kind})
-    items = (reply or {}).get("items") or []
-    texts = [i["frame"] for i in items if isinstance(i, dict) and isinstance(i.get("frame"), str)]
-    ids = [i["id"] for i in items if isinstance(i, dict) and isinstance(i.get("id"), str)]
-    return texts, ids
+    items = [i for i in (reply or {}).get("items") or []
+             if isinstance(i, dict) and isinstance(i.get("frame"), str) and isinstance(i.get("id"), str)]
+    return [i["frame"] for i in items], [i["id"] for i in items]
 
 
 def _cited(text: str, shown: set[str]) -> set[str]:
@@ -127,8 +126,9 @@ def handle(harness: str, kind: str, payload: dict[str, Any]) -> str:
     queued, ids = _queued(adapter, kind, session)
     contexts += queued
     out = adapter.reply(kind, "\n\n".join(contexts) if contexts else None, payload)
-    if ids:
-        daemon_client.request({"op": "delivered", "ids": ids, "session": session, "harness": harness})
+    shown = [i for i, text in zip(ids, queued, strict=True) if text in out or json.dumps(text)[1:-1] in out]
+    if shown:  # only what this reply really carries counts as delivered; the rest comes back after 90 s
+        daemon_client.request({"op": "delivered", "ids": shown, "session": session, "harness": harness})
     return out
 
 

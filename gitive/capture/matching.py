@@ -11,6 +11,7 @@ import re
 import sqlite3
 from pathlib import Path
 from typing import Any, NamedTuple
+from urllib.parse import quote
 
 _COLUMNS = """
     SELECT l.id, l.scope_kind, l.scope_value, l.kind, l.files, s.approver, f.text, f.applicability, l.at,
@@ -43,7 +44,7 @@ class Candidate(NamedTuple):
 def connect(path: Path) -> sqlite3.Connection | None:
     if not path.exists():
         return None
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.05)
+    conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=0.05)
     conn.execute("PRAGMA query_only = 1")
     return conn
 

@@ -9,9 +9,10 @@ from typing import Any
 
 from gitive.capture import events
 from gitive.capture.adapters.base import READ_TOOLS, SHELL_TOOLS, TODO_TOOLS, WRITE_TOOLS, Adapter
+from gitive.capture.redact import redact_text
 
 ACTIONS = {"session-start": "session.start", "prompt": "prompt.submitted", "post-tool": "tool.completed",
-           "stop": "turn.stop", "session-end": "session.end"}
+           "post-tool-failure": "tool.completed", "stop": "turn.stop", "session-end": "session.end"}
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
 _EXIT = re.compile(r"(?:exit(?:ed with)? (?:code|status)|returncode)[\s:=]*(-?\d+)", re.IGNORECASE)
 _PATH_KEYS = ("file_path", "path", "notebook_path", "filePath", "absolute_path", "target_file", "file")
@@ -54,9 +55,10 @@ def _exit_code(response: dict[str, Any]) -> int | None:
         value = response.get(key)
         if isinstance(value, int) and not isinstance(value, bool):
             return value
-    for key in ("stderr", "stdout", "output", "text", "result"):
+    for key in ("stderr", "stdout", "output", "text", "result", "llmContent", "returnDisplay", "error"):
         text = response.get(key)
-        if isinstance(text, str) and (m := _EXIT.search(text[-2000:])):
+        # Codex leads with "Exit code: N", Gemini and shells end with it: look at both ends of long output.
+        if isinstance(text, str) and (m := _EXIT.search(text[:2000]) or _EXIT.search(text[-2000:])):
             return int(m.group(1))
     if response.get("interrupted") is True:
         return 130
@@ -64,8 +66,9 @@ def _exit_code(response: dict[str, Any]) -> int | None:
 
 
 def _output_text(response: dict[str, Any]) -> str:
-    parts = [response.get(k) for k in ("stderr", "stdout", "output", "text", "error", "result")]
-    return "\n".join(p for p in parts if isinstance(p, str))[-4000:]
+    parts = [response.get(k) for k in ("stderr", "stdout", "output", "text", "error", "result", "llmContent")]
+    # Redact before cutting: a cut through a token or a PEM block would leave a piece no pattern recognises.
+    return redact_text("\n".join(p for p in parts if isinstance(p, str)))[-4000:]
 
 
 def _doing(tool_input: dict[str, Any]) -> str | None:
@@ -84,6 +87,9 @@ def tool_fields(adapter: Adapter, payload: dict[str, Any], root: Path | None) ->
     name = str(payload.get(name_key) or "")
     tool_input = _as_dict(payload.get(input_key))
     response = _as_dict(payload.get(response_key) or payload.get("tool_result"))
+    if isinstance(payload.get("error"), str):  # Claude Code's PostToolUseFailure: the call failed
+        response = {**response, "error": payload["error"]}
+        response.setdefault("exit_code", _exit_code({"error": payload["error"]}) or 1)
     lowered = name.lower().split("__")[-1]
     fields: dict[str, Any] = {"tool": {"name": name, "call_id": payload.get("tool_use_id") or payload.get("call_id")}}
     paths = _paths(tool_input, root)
@@ -94,7 +100,7 @@ def tool_fields(adapter: Adapter, payload: dict[str, Any], root: Path | None) ->
         command = tool_input.get("command") or tool_input.get("cmd")
         if isinstance(command, list):
             command = " ".join(str(c) for c in command)
-        fields["command"] = {"command": str(command or "")[:2000], "exit_code": _exit_code(response)}
+        fields["command"] = {"command": redact_text(str(command or ""))[:2000], "exit_code": _exit_code(response)}
     if lowered in TODO_TOOLS and (doing := _doing(tool_input)):
         fields["doing"] = doing
     fields["output"] = {"text": _output_text(response)}
@@ -103,7 +109,7 @@ def tool_fields(adapter: Adapter, payload: dict[str, Any], root: Path | None) ->
 
 def event_for(adapter: Adapter, our_event: str, payload: dict[str, Any], root: Path | None) -> dict[str, Any]:
     fields: dict[str, Any] = {}
-    if our_event == "post-tool":
+    if our_event in ("post-tool", "post-tool-failure"):
         fields = tool_fields(adapter, payload, root)
     elif our_event == "prompt":
         prompt = payload.get("prompt") or payload.get("user_prompt")

@@ -31,7 +31,7 @@ _PATTERNS = [
     # labelled values in text: "Authorization: Bearer x", "password=x", "API_KEY: x"
     re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{12,}=*"),
     re.compile(r"(?i)(?<![a-z0-9_.-])((?:[a-z0-9_.-]*?)(?:password|passwd|secret|token|api[_-]?key|access[_-]?key|"
-               r"client[_-]?secret))(\s*[:=]\s*)(\"[^\"]*\"|'[^']*'|[^\s,;&]+)"),
+               r"client[_-]?secret))([\"']?\s*[:=]\s*)(\"[^\"]*\"|'[^']*'|[^\s,;&]+)"),
 ]
 
 

@@ -6,6 +6,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
 from gitive.core.clock import now_ms
 
@@ -92,7 +93,7 @@ def _migrate(conn: sqlite3.Connection) -> None:
 def connect(path: Path, *, readonly: bool = False) -> Iterator[sqlite3.Connection]:
     """A connection that commits on success, rolls back on error, and always closes."""
     if readonly:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5, isolation_level=None)
+        conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=5, isolation_level=None)
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, timeout=30, isolation_level=None)

@@ -86,17 +86,11 @@ def test_redaction_keeps_ordinary_text() -> None:
     assert event["command"]["command"] == text
 
 
-@pytest.mark.xfail(strict=True, reason="gap: a labelled secret written as JSON inside a string "
-                   '(\'{"password": "x"}\') is not redacted: the text pattern wants the separator right after '
-                   "the label, and the closing quote comes first")
 def test_a_json_secret_inside_a_string_is_redacted() -> None:
     events.append(events.make("tool.completed", command={"command": """curl -d '{"password": "hunter2horse"}'"""}))
     assert "hunter2horse" not in log_text()
 
 
-@pytest.mark.xfail(strict=True, reason="bug: normalize cuts output to its last 4,000 characters (and commands to "
-                   "2,000) before events.append redacts, so a cut through a PEM block or a token leaves the rest of "
-                   "the secret unrecognisable and it is written")
 @pytest.mark.parametrize("secret", ["pem", "token"])
 def test_a_cut_never_leaves_part_of_a_secret_behind(tmp_path: Path, secret: str) -> None:
     if secret == "pem":
@@ -141,8 +135,6 @@ def test_a_line_over_the_cap_loses_its_content_fields() -> None:
     assert written["command"] == {"command": "make", "exit_code": 2}
 
 
-@pytest.mark.xfail(strict=True, reason="bug: events.append drops only CONTENT_KEYS when a line passes MAX_LINE; "
-                   "bulk under any other key (up to 500 list items of 16,000 characters) is written whole")
 def test_no_line_is_ever_over_the_cap() -> None:
     events.append(events.make("tool.completed", tool={"name": "Write", "input": {"chunks": ["c" * 15000] * 30}}))
     assert all(len(line) <= events.MAX_LINE for line in lines())

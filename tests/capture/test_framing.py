@@ -171,10 +171,10 @@ def test_escape_attr_escapes_ampersand_first() -> None:
 
 
 @pytest.mark.parametrize("bracket", [
-    pytest.param("⟪", id="U+27EA-double-angle", marks=pytest.mark.xfail(strict=True, reason="not in BRACKETS")),
-    pytest.param("⦑", id="U+2991-angle-with-dot", marks=pytest.mark.xfail(strict=True, reason="not in BRACKETS")),
-    pytest.param("˱", id="U+02F1-low-arrowhead", marks=pytest.mark.xfail(strict=True, reason="not in BRACKETS")),
-    pytest.param("⋖", id="U+22D6-less-than-dot", marks=pytest.mark.xfail(strict=True, reason="not in BRACKETS")),
+    pytest.param("⟪", id="U+27EA-double-angle"),
+    pytest.param("⦑", id="U+2991-angle-with-dot"),
+    pytest.param("˱", id="U+02F1-low-arrowhead"),
+    pytest.param("⋖", id="U+22D6-less-than-dot"),
     pytest.param("\u2329", id="U+2329-angle-bracket"),  # folded to U+3008 by NFC first
 ])
 def test_other_look_alike_brackets_are_defanged(bracket: str) -> None:

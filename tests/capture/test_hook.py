@@ -117,16 +117,11 @@ def test_failing_command_whose_error_matches_a_lesson_injects_it(team_repo: Team
     assert [e["lesson"]["id"] for e in recorded("team.lesson.injected")] == [team_repo.migrate.id]
 
 
-@pytest.mark.xfail(strict=True, reason="bug: Claude Code reports a failed Bash call as PostToolUseFailure "
-                   "(`error`, no `tool_response`); the claude adapter registers no such hook and normalize reads "
-                   "no `error`, so a failing command never reaches the error-text match")
 def test_claude_failed_command_matches_a_lesson(team_repo: TeamRepo) -> None:
     run = feed("claude", "post-tool", "post-tool-failure", team_repo.path)
     assert_answer(run, claude_shape("PostToolUse", team_repo.migrate.frame()))
 
 
-@pytest.mark.xfail(strict=True, reason="bug: Gemini CLI's AfterTool tool_response carries the output and "
-                   "'Exit Code: 1' in `llmContent`, which normalize never reads: no exit code, no error match")
 def test_gemini_failed_command_matches_a_lesson(team_repo: TeamRepo) -> None:
     run = feed("gemini", "post-tool", "post-tool-shell-failed", team_repo.path)
     assert_answer(run, claude_shape("AfterTool", team_repo.migrate.frame()))

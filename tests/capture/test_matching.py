@@ -34,9 +34,6 @@ def test_a_missing_index_is_none(tmp_path: Path) -> None:
     assert not (tmp_path / "gitive").exists()
 
 
-@pytest.mark.xfail(strict=True, reason="bug: matching.connect builds a `file:` URI from the raw path, so a '#' or "
-                   "'?' in the repository's path cuts it short: SQLite opens (and creates, read-write) a file at the "
-                   "truncated path and the real index is never read")
 @pytest.mark.parametrize("name", ["c#-shop", "what?shop", "a%20b"])
 def test_an_index_under_a_path_with_uri_characters_is_read(team_repo: TeamRepo, tmp_path: Path,
                                                            name: str) -> None:

@@ -24,7 +24,7 @@ EXPECTED: dict[str, tuple[str, list[str] | None, str | None, str | None, int | N
     "claude/post-tool-read": ("post-tool", ["src/app/views.py"], "read", None, None),
     "claude/post-tool-bash-ok": ("post-tool", None, None, "git status --short", None),
     "claude/post-tool-bash-cite": ("post-tool", None, None, "gitive lessons show 0123456789ab", None),
-    "claude/post-tool-failure": ("post-tool", None, None, "alembic upgrade head", None),
+    "claude/post-tool-failure": ("post-tool-failure", None, None, "alembic upgrade head", 1),
     "claude/stop": ("stop", None, None, None, None),
     "claude/stop-active": ("stop", None, None, None, None),
     "claude/session-end": ("session-end", None, None, None, None),
@@ -42,7 +42,7 @@ EXPECTED: dict[str, tuple[str, list[str] | None, str | None, str | None, int | N
     "cursor/stop": ("stop", None, None, None, None),
     "gemini/session-start": ("session-start", None, None, None, None),
     "gemini/post-tool-replace": ("post-tool", ["src/app/settings.py"], "modify", None, None),
-    "gemini/post-tool-shell-failed": ("post-tool", None, None, "alembic upgrade head", None),
+    "gemini/post-tool-shell-failed": ("post-tool", None, None, "alembic upgrade head", 1),
     "gemini/session-end": ("session-end", None, None, None, None),
 }
 
@@ -86,3 +86,13 @@ def test_paths_are_relative_to_the_repository(tmp_path: Path, path: str, expecte
     root.mkdir()
     fill = {"root": str(root), "root_parent": str(tmp_path)}
     assert normalize.relative(path.format(**fill), root) == expected.format(**fill)
+
+
+@pytest.mark.parametrize(("tail", "expected"), [("", 1), ("note: child exited with code 3\n", 1)])
+def test_codex_exit_code_survives_long_output(tail: str, expected: int) -> None:
+    output = "".join(f"tests/test_{n}.py::test_case PASSED\n" for n in range(100)) + "FAILED tests/test_z.py\n"
+    body = {"session_id": "s", "cwd": "/repo", "tool_name": "Bash", "tool_use_id": "call_1",
+            "tool_input": {"command": "pytest"},
+            "tool_response": f"Exit code: 1\nWall time: 3.1 seconds\nOutput:\n{output}{tail}"}
+    event = normalize.event_for(ADAPTERS["codex"], "post-tool", body, None)
+    assert event["command"]["exit_code"] == expected

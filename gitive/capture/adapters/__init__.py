@@ -7,6 +7,7 @@ The contract of each harness, in one place (ECOSYSTEM-NOTES; ``hive-overview.md`
 | claude  | .claude/settings.json  | session-start| SessionStart       | hookSpecificOutput.additionalContext                  | ``{}``     |
 |         |                        | prompt       | UserPromptSubmit   | hookSpecificOutput.additionalContext                  | ``{}``     |
 |         |                        | post-tool    | PostToolUse        | hookSpecificOutput.additionalContext                  | ``{}``     |
+|         |                        | post-tool-failure | PostToolUseFailure | hookSpecificOutput.additionalContext           | ``{}``     |
 |         |                        | stop         | Stop               | decision=block + reason (never when stop_hook_active) | ``{}``     |
 |         |                        | session-end  | SessionEnd         | (none: output is not read)                            | ``{}``     |
 | codex   | .codex/hooks.json      | same events and shapes as claude (input adds ``turn_id``)                   | ``{}``     |
@@ -27,4 +28,4 @@ from gitive.capture.adapters import claude, codex, cursor, gemini
 from gitive.capture.adapters.base import Adapter
 
 ADAPTERS: dict[str, Adapter] = {a.NAME: a.ADAPTER for a in (claude, codex, cursor, gemini)}
-EVENTS = ("session-start", "prompt", "post-tool", "stop", "session-end")
+EVENTS = ("session-start", "prompt", "post-tool", "post-tool-failure", "stop", "session-end")

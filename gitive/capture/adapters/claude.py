@@ -9,7 +9,7 @@ from gitive.capture.adapters.base import NO_OPINION, Adapter, first_str, hook_sp
 
 NAME = "claude"
 HOOKS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit", "post-tool": "PostToolUse",
-         "stop": "Stop", "session-end": "SessionEnd"}
+         "post-tool-failure": "PostToolUseFailure", "stop": "Stop", "session-end": "SessionEnd"}
 
 
 def reply(event: str, context: str | None, payload: dict[str, Any]) -> str:
