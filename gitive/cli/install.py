@@ -27,6 +27,13 @@ def install(
     git_hooks: bool = typer.Option(
         False, "--git-hooks", help="Install the post-commit, post-merge and post-rewrite hooks that record "
                                    "commits and rewrites. Example: gitive install --git-hooks"),
+    service: bool = typer.Option(
+        False, "--service", help="Register the daemon for this $GITIVE_HOME as a user service (systemd user "
+                                 "unit on Linux, launchd agent on macOS) and start it; works outside a "
+                                 "repository. Example: gitive install --service"),
+    interval: float | None = typer.Option(
+        None, "--interval", help="With --service: seconds between the daemon's syncs (default 30). "
+                                 "Example: gitive install --service --interval 60"),
     as_json: bool = typer.Option(False, "--json", help="Print what was written as JSON."),
 ) -> int:
     """Write gitive's harness hooks, MCP server entry and git hooks into this repository.
@@ -34,16 +41,29 @@ def install(
     Entries go into the harnesses' own files (.claude/settings.json, .mcp.json, .codex/hooks.json,
     .codex/config.toml, .cursor/hooks.json, .cursor/mcp.json) next to everything already there. Running it
     again changes nothing; a file that is not valid JSON or TOML stops it with nothing written. Existing git
-    hooks are kept and run first; core.hooksPath is honoured.
+    hooks are kept and run first; core.hooksPath is honoured. With --service, the daemon also becomes a
+    user service that starts at login and restarts after a crash.
 
     Example: gitive install --harness claude --git-hooks
     """
+    from gitive.errors import GitiveError
     from gitive.install import installer
+    from gitive.install import service as svc
 
-    names, hooks = _selection(harness, git_hooks, installer.DEFAULT_HARNESSES)
-    report = installer.install(None, names, hooks, sys.executable)
+    if interval is not None and not service:
+        raise GitiveError("--interval goes with --service: gitive install --service --interval 60")
+    interval = svc.DEFAULT_INTERVAL if interval is None else interval
+    if service:
+        svc.validate(sys.executable, interval)  # before the repository parts are written
+    names, hooks, repo = _selection(harness, git_hooks, service, installer.DEFAULT_HARNESSES)
+    report = installer.install(None, names, hooks, sys.executable) if repo else None
+    unit = svc.install(sys.executable, interval) if service else None
     if as_json:
-        emit_json(report.as_dict())
+        emit_json({**_repo_dict(report), "service": unit})
+        return 0
+    if unit is not None:
+        _print_service_install(unit)
+    if report is None:
         return 0
     _print_files(report.files, {"written": "wrote", "unchanged": "already in place"})
     if report.git_hooks is not None:
@@ -59,29 +79,41 @@ def uninstall(
     git_hooks: bool = typer.Option(
         False, "--git-hooks", help="Remove gitive's git hooks and put back the hooks they replaced. "
                                    "Example: gitive uninstall --git-hooks"),
+    service: bool = typer.Option(
+        False, "--service", help="Stop and remove the daemon's user service for this $GITIVE_HOME; works "
+                                 "outside a repository. Example: gitive uninstall --service"),
     as_json: bool = typer.Option(False, "--json", help="Print what was removed as JSON."),
 ) -> int:
     """Remove exactly what gitive install added.
 
     A file install wrote and nobody changed since gets its original bytes back (or is deleted, with the
-    folders install created); a file edited since keeps the edits and loses only gitive's entries.
+    folders install created); a file edited since keeps the edits and loses only gitive's entries. Without
+    options this includes the daemon's user service, if install registered one (it serves every repository
+    on this machine that uses this $GITIVE_HOME).
 
     Example: gitive uninstall --harness cursor
     """
     from gitive.install import installer
+    from gitive.install import service as svc
 
-    names, hooks = _selection(harness, git_hooks, tuple(installer.HARNESSES))
-    report = installer.uninstall(None, names, hooks)
+    everything = harness is None and not git_hooks and not service
+    names, hooks, repo = _selection(harness, git_hooks, service, tuple(installer.HARNESSES))
+    report = installer.uninstall(None, names, hooks) if repo else None
+    unit = svc.uninstall() if service or everything else None
     if as_json:
-        emit_json(report.as_dict())
+        emit_json({**_repo_dict(report), "service": unit})
         return 0
-    _print_files(report.files, {"restored": "restored", "removed": "removed", "cleaned": "removed gitive's "
-                                "entries from (edited since install)", "unchanged": "left as it was",
-                                "missing": "already gone:"})
-    if report.git_hooks is not None:
-        for path in report.git_hooks["removed"]:
+    if report is not None:
+        _print_files(report.files, {"restored": "restored", "removed": "removed", "cleaned": "removed gitive's "
+                                    "entries from (edited since install)", "unchanged": "left as it was",
+                                    "missing": "already gone:"})
+        for path in (report.git_hooks or {}).get("removed", []):
             console.print(f"removed git hook {path}")
-    if not report.files and not (report.git_hooks or {}).get("removed"):
+    removed_service = unit is not None and unit["outcome"] != "not-installed"
+    if unit is not None and (removed_service or service):
+        _print_service_uninstall(unit)
+    if report is not None and not report.files and not (report.git_hooks or {}).get("removed") \
+            and not removed_service:
         console.print("nothing of gitive's is installed here")
     return 0
 
@@ -89,13 +121,15 @@ def uninstall(
 def status(as_json: bool = typer.Option(False, "--json", help="Print the report as JSON.")) -> int:
     """Show which harness hooks, MCP entries and git hooks are installed here, and whether each can work.
 
-    Also shows the index and whether the daemon is running. Always exits 0.
+    Also shows the index, whether the daemon is running, and its user service (installed, enabled and
+    active per systemctl or launchctl, and whether the daemon answers). Always exits 0.
 
     Example: gitive status --json
     """
+    from gitive.install.service import status as service_status
     from gitive.install.status import status as report
 
-    found = report()
+    found = {**report(), "service": service_status()}
     if as_json:
         emit_json(found)
         return 0
@@ -103,12 +137,39 @@ def status(as_json: bool = typer.Option(False, "--json", help="Print the report 
     return 0
 
 
-def _selection(harness: str | None, git_hooks: bool, default: tuple[str, ...]) -> tuple[list[str], bool]:
+def _selection(harness: str | None, git_hooks: bool, service: bool, default: tuple[str, ...]
+               ) -> tuple[list[str], bool, bool]:
+    """The harnesses, whether the git hooks, and whether this repository is touched at all (--service alone
+    leaves it alone, so it works outside a repository)."""
     from gitive.install.installer import harness_names
 
     if harness is None and not git_hooks:
-        return list(default), True
-    return (harness_names(harness) if harness else []), git_hooks
+        return list(default), True, not service
+    return (harness_names(harness) if harness else []), git_hooks, True
+
+
+def _repo_dict(report: Any) -> dict[str, Any]:
+    return report.as_dict() if report is not None else {"repository": None, "files": [], "git_hooks": None}
+
+
+def _print_service_install(unit: dict[str, Any]) -> None:
+    verb = "wrote" if unit["outcome"] == "written" else "already in place"
+    if unit["hint"]:
+        console.print(f"{verb} {unit['path']}; {unit['hint']}")
+    else:
+        console.print(f"{verb} {unit['path']}; service {unit['name']} started: `gitive status` shows whether "
+                      "the daemon answers")
+
+
+def _print_service_uninstall(unit: dict[str, Any]) -> None:
+    outcome, path = unit["outcome"], unit["path"]
+    if outcome == "not-installed":
+        console.print(f"no gitive service was installed for {unit['home']}")
+    elif outcome == "kept":
+        console.print(f"left {path}: it changed since install and is no longer gitive's")
+    else:
+        stopped = "stopped the service, " if unit["stopped"] else ""
+        console.print(f"{stopped}removed {path}" if outcome == "removed" else f"{stopped}already gone: {path}")
 
 
 def _print_files(files: list[dict[str, Any]], verbs: dict[str, str]) -> None:
@@ -141,5 +202,27 @@ def _print_status(found: dict[str, Any]) -> None:
     daemon = found["daemon"]
     console.print("daemon      " + ("running" if daemon["running"] else "not running")
                   + (f" ({daemon['problem']})" if daemon["problem"] else ""))
+    _print_service_status(found["service"])
     if found["state"]["problem"]:
         console.print(f"[yellow]{found['state']['problem']}[/]")
+
+
+def _print_service_status(service: dict[str, Any]) -> None:
+    answers = f"daemon answers (pid {service['daemon_pid']})" if service["daemon_running"] else "daemon not running"
+    if not service["supported"]:
+        console.print(f"service     not available on this platform; {answers}")
+        return
+    if not service["installed"]:
+        line = "not installed (`gitive install --service`)"
+    else:
+        parts = [f"installed ({service['path']})"]
+        if service["enabled"] is not None:
+            parts.append("enabled" if service["enabled"] else "not enabled")
+        if service["manager_available"]:
+            parts.append("active" if service["active"] else (service["state"] or "not active"))
+        else:
+            parts.append(f"{service['manager']} not reachable here")
+        line = ", ".join(parts)
+    console.print(f"service     {line}; {answers}")
+    if service["problem"]:
+        console.print(f"            [yellow]{service['problem']}[/]")
