@@ -249,6 +249,9 @@ def main() -> int:
         print(f"\n{GREEN}demo finished in {elapsed:.1f}s; removing {root}{END}")
         return 0
     finally:
+        for home in root.glob("*-home/.gitive"):  # never leave a daemon behind, even when a step failed
+            subprocess.run([GITIVE, "daemon", "stop"], env={**os.environ, "GITIVE_HOME": str(home)},
+                           capture_output=True)
         shutil.rmtree(root, ignore_errors=True)
 
 
