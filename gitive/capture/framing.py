@@ -17,6 +17,7 @@ BRACKETS = "<\u27ea\u2991\u02f1\u22d6\uff1c\u2039\u2329\u27e8\u3008\u276c\u276e\
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "@": "a", "5": "s", "$": "s", "7": "t",
                        "|": "i", "!": "i", "+": "t"})
 _WORDS = ("teammemory", "teammessage", "team", "memory", "message")
+_ANY_BRACKET = re.compile("[" + re.escape(BRACKETS) + "]")
 _TAG_AFTER = re.compile(r"\s*/?\s*([^\s>\uff1e\u203a\u232a\u27e9\u3009]{0,80})")
 
 
@@ -32,6 +33,8 @@ def _reads_as_frame(word: str) -> bool:
 
 def defang(text: str) -> str:
     """Neutralise every bracket in ``text`` that could open or close a frame."""
+    if not _ANY_BRACKET.search(text):  # the common case: nothing to look at
+        return text
     text = unicodedata.normalize("NFC", text)
     out: list[str] = []
     i = 0

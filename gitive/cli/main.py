@@ -49,10 +49,12 @@ def _register() -> None:
         team,
     )
     from gitive.cli import install as install_cli
+    from gitive.cli import mcp as mcp_cli
 
     team.register(app)
     install_cli.register(app)
     live.register(app)
+    app.command("mcp")(mcp_cli.mcp)
     app.add_typer(daemon.app, name="daemon")
     sync.register(app)
     log.register(app)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import mcp.client.stdio  # noqa: F401 - bind its errlog default to the real stderr before any test redirects it
 import pytest
 
 from gitive.cli import main
@@ -25,12 +26,12 @@ needs_command = pytest.mark.skipif(not _registered(),
 
 
 @needs_command
-def test_tools_option_lists_the_six_tools_with_schemas(team: Team) -> None:
+def test_tools_option_lists_the_tools_with_schemas(team: Team) -> None:
     result = run_cli(["mcp", "--tools", "--json"], team.alice.clone, {"GITIVE_HOME": str(team.alice.home)})
     assert result.code == 0, str(result)
     listed = result.json()
     assert {t["name"] for t in listed} == TOOLS
-    assert [t["name"] for t in listed if not t["read_only"]] == ["propose_lesson"]
+    assert [t["name"] for t in listed if not t["read_only"]] == ["propose_lesson", "send_message", "check_inbox"]
     assert all(t["input_schema"]["type"] == "object" for t in listed)
 
 
@@ -38,7 +39,8 @@ def test_tools_option_lists_the_six_tools_with_schemas(team: Team) -> None:
 def test_tools_option_prints_one_line_each(team: Team) -> None:
     result = run_cli(["mcp", "--tools"], team.alice.clone, {"GITIVE_HOME": str(team.alice.home)})
     assert result.code == 0, str(result)
-    order = ["search_memory", "get_lesson", "get_memory_context", "propose_lesson", "list_team", "who_knows"]
+    order = ["search_memory", "get_lesson", "get_memory_context", "propose_lesson", "list_team", "send_message",
+             "check_inbox", "who_knows"]
     assert [line.split(" ")[0].rstrip(":") for line in result.out.splitlines()] == order
 
 

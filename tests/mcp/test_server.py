@@ -24,7 +24,9 @@ from tests.mcp.conftest import (
 
 pytestmark = pytest.mark.anyio
 
-TOOLS = {"search_memory", "get_lesson", "get_memory_context", "propose_lesson", "list_team", "who_knows"}
+TOOLS = {"search_memory", "get_lesson", "get_memory_context", "propose_lesson", "list_team", "who_knows",
+         "send_message", "check_inbox"}
+WRITERS = {"propose_lesson", "send_message", "check_inbox"}  # check_inbox writes only read-acks
 FORBIDDEN = re.compile(r"approve|reject|retract|remove|invite|join|roster|review|delete|sign", re.IGNORECASE)
 
 
@@ -32,13 +34,13 @@ def _text(result: Any) -> str:
     return "".join(block.text for block in result.content if getattr(block, "type", "") == "text")
 
 
-async def test_the_tool_list_is_exactly_the_six_tools(team: Team) -> None:
+async def test_the_tool_list_is_exactly_these_tools(team: Team) -> None:
     async with client(team.alice) as c:
         listed = (await c.list_tools()).tools
     assert {t.name for t in listed} == TOOLS
     assert not [t.name for t in listed if FORBIDDEN.search(t.name)]
     hints = {t.name: t.annotations.read_only_hint for t in listed if t.annotations}
-    assert hints == {name: name != "propose_lesson" for name in TOOLS}
+    assert hints == {name: name not in WRITERS for name in TOOLS}
     for tool in listed:
         assert tool.description and tool.input_schema["type"] == "object"
 

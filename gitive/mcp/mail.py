@@ -1,0 +1,78 @@
+"""The pull tier of messages for MCP clients: send to a session, peek at the inbox, mark read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from gitive.daemon import db as daemon_db
+from gitive.daemon import mailbox
+from gitive.errors import GitiveError
+from gitive.mcp import shape
+
+
+def _context(repo: Path | str | None) -> tuple[Any, list[dict[str, Any]], set[str], str]:
+    from gitive.daemon.service import Service
+    from gitive.index import queries
+    from gitive.index.refresh import fresh_index
+    from gitive.team.hive import open_hive
+
+    hive = open_hive(repo)
+    service = Service()
+    service.add_repo(hive.project.workdir or hive.project.path)
+    with fresh_index(hive) as (conn, _):
+        members = queries.members(conn)
+    me = next((m for m in members if m["machine"] == hive.me and m["active"]), None)
+    if me is None:
+        raise GitiveError("this machine is not an active member of the team")
+    result = service.refresh_presence(publish=False)
+    rows = [row for store in result.values() for row in store["directory"]]
+    return hive, rows, {m["person"] for m in members}, me["person"]
+
+
+def _my_session(rows: list[dict[str, Any]], person: str, hive: Any, session: str | None) -> str:
+    """The calling session's name: the one given, or the most recent live session of this repository here."""
+    mine = [r for r in rows if r["machine"] == hive.me and r["live"]]
+    if session:
+        name = session.split("/", 1)[-1] if session.startswith(f"{person}/") else session
+        if not any(r["name"] == name for r in mine):
+            raise GitiveError(f"no live session {person}/{name} on this machine; list_team shows yours")
+        return name
+    label = Path(hive.project.workdir or hive.project.path).name
+    here = sorted((r for r in mine if r.get("repo_label") == label), key=lambda r: -int(r.get("last_seen") or 0))
+    if not here:
+        raise GitiveError("no live session of this repository on this machine yet (hooks register sessions: "
+                          "`gitive install`); pass session=person/name")
+    return str(here[0]["name"])
+
+
+def send_message(repo: Path | str | None, *, to: str, text: str, session: str | None = None,
+                 reply_to: str | None = None) -> dict[str, Any]:
+    """Send as the calling session (an agent: one session, never a group)."""
+    from gitive.daemon import control
+    from gitive.index import sync as syncing
+
+    hive, rows, persons, person = _context(repo)
+    name = _my_session(rows, person, hive, session)
+    done = mailbox.send(hive, rows, persons, sender=f"{person}/{name}", to=to, body=text, from_person=False,
+                        reply_to=reply_to)
+    if not control.ask("sync", budget=20.0):
+        syncing.run(hive)
+    return {"id": done.id, "from": f"{person}/{name}",
+            "recipients": [r.address for r in done.recipients],
+            "note": "queued: it is shown at the recipient's next tool call or when its turn ends; the ack comes "
+                    "back through check_inbox's sent list"}
+
+
+def check_inbox(repo: Path | str | None, *, session: str | None = None, mark_read: list[str] | None = None,
+                limit: int = 20) -> dict[str, Any]:
+    """Peek at what waits for the calling session (nothing is consumed); ``mark_read`` confirms ids read."""
+    hive, rows, _, person = _context(repo)
+    name = _my_session(rows, person, hive, session)
+    with daemon_db.connect() as db:
+        confirmed = mailbox.confirm(hive, db, list(mark_read or []), name, "read") if mark_read else []
+        waiting = mailbox.peek(db, name)
+    items = [{"id": m["id"], "from": m["from"], "state": m["state"], "frame": shape.cut(m["frame"], 4000)}
+             for m in waiting if m["id"] not in confirmed][: max(1, min(limit, 20))]
+    return {"session": f"{person}/{name}", "messages": items, "marked_read": confirmed,
+            "note": "peeking consumes nothing; pass mark_read=[ids] once you have read them"}
