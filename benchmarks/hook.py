@@ -1,0 +1,324 @@
+"""Hook benchmark: wall time of ``gitive-hook claude post-tool`` against a 10,000-lesson index.
+
+    .venv/bin/python benchmarks/hook.py                   # 10,000 lessons (cached after the first build)
+    .venv/bin/python benchmarks/hook.py --lessons 300 --runs 20      # quick
+    .venv/bin/python benchmarks/hook.py --build-only      # generate (or check) the cached hive and stop
+
+What it does:
+
+1. Data (cached under ``$TMPDIR/gitive-bench/hook-v<format>-n<lessons>/``): a bare remote and a clone with 500
+   files in 25 directories, a team founded with ``gitive init --person alice`` (in-process CLI), and
+   ``--lessons`` lessons written through the real ``gitive.lessons.propose.propose`` and approved through
+   ``gitive.lessons.review.review`` in one process (nine in ten approved, the rest left proposed), each citing
+   one or two of the files, so every file is cited by about twenty lessons. A last ``fresh_index`` leaves the
+   index current and the project id where the hook reads it. How long writing took is kept in ``meta.json``.
+2. Figures: the installed console script ``gitive-hook claude post-tool`` as a harness runs it (a new process,
+   the payload on stdin, only ``GITIVE_HOME``, ``HOME`` and ``PATH`` in its environment, no daemon socket), fed a
+   recorded-shape Claude Code ``PostToolUse`` payload for an ``Edit`` of a cited file (a new session and a
+   different file every run, so every run queries the index, injects one lesson, appends two events and writes
+   a session file: the hook's busiest path), interleaved run by run with ``python -c pass`` on the same
+   interpreter (site imported, as for the hook), after three warm-up runs of each. p50 and p95 of both, and
+   the ratio of the medians; also the CPU time (user + system) each child used, which other work on the
+   machine disturbs much less than wall time.
+3. Import profile: the same hook run under ``python -X importtime`` five times; the modules with the most
+   self time (median over the runs), the hook's own cumulative import time, and any imported top-level
+   package outside the standard library and gitive (the hot path must import only the standard library).
+
+Targets: hook p50 ≤ 3 × the bare interpreter's p50, hook p95 ≤ 150 ms. On a machine whose load average is above
+its core count, absolute times are inflated; the ratio is the figure to trust then.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _common as c
+
+FORMAT_VERSION = 1
+DIRS = tuple(f"pkg{d:02d}" for d in range(25))
+NAMES = ("main", "models", "views", "tasks", "client", "server", "config", "errors", "cache", "io", "auth",
+         "db", "jobs", "ops", "ui", "util", "web", "api", "schema", "settings")
+WORDS = ("cache", "token", "session", "retry", "timeout", "migration", "schema", "deploy", "queue", "worker",
+         "config", "logging", "metrics", "auth", "cookie", "refresh", "database", "index", "lock", "flaky",
+         "test", "fixture", "proto", "client", "server", "release", "version", "build", "docker", "kubernetes")
+KINDS = ("Gotcha", "Convention", "Correction", "Routing")
+GC_EVERY = 1000  # every bodies.put rewrites the whole body tree: drop the unreachable ones as gc would
+P50_RATIO_TARGET = 3.0
+P95_TARGET_S = 0.150
+
+
+def files() -> list[str]:
+    return [f"src/{d}/{n}.py" for d in DIRS for n in NAMES]
+
+
+def lesson(n: int, paths: list[str]) -> tuple[str, str, list[str]]:
+    """Text, kind and cited files of synthetic lesson ``n`` (the same every run)."""
+    picks = [WORDS[(n * 7 + k * 11) % len(WORDS)] for k in range(4)]
+    text = (f"Lesson {n}: when the {picks[0]} and the {picks[1]} disagree, check the {picks[2]} first; "
+            f"the {picks[3]} is usually stale after a restart.")
+    cited = [paths[(n * 13) % len(paths)]] + ([paths[(n * 29 + 5) % len(paths)]] if n % 3 == 0 else [])
+    return text, KINDS[n % len(KINDS)], list(dict.fromkeys(cited))
+
+
+@contextlib.contextmanager
+def in_dir(work: Path, home: Path) -> Iterator[None]:
+    old_cwd, old_home = Path.cwd(), os.environ.get("GITIVE_HOME")
+    os.chdir(work)
+    os.environ["GITIVE_HOME"] = str(home)
+    try:
+        yield
+    finally:
+        os.chdir(old_cwd)
+        if old_home is None:
+            os.environ.pop("GITIVE_HOME", None)
+        else:
+            os.environ["GITIVE_HOME"] = old_home
+
+
+def build(target: Path, lessons: int) -> dict[str, Any]:
+    """A hive with ``lessons`` lessons written through the real propose and review calls."""
+    from gitive.cli.main import run
+    from gitive.index.refresh import fresh_index
+    from gitive.lessons.propose import propose
+    from gitive.lessons.review import review
+    from gitive.team.hive import open_hive
+
+    shutil.rmtree(target, ignore_errors=True)
+    remote, work, home = target / "remote.git", target / "work", target / "home"
+    c.git("init", "--quiet", "--bare", remote)
+    c.git("clone", "--quiet", f"file://{remote}", work)
+    paths = files()
+    for path in paths:
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_text(f"# {path}\n")
+    c.git("add", "--", *paths, cwd=work)
+    c.git("commit", "--quiet", "-m", "the application", cwd=work)
+    c.git("push", "--quiet", "origin", "HEAD:refs/heads/main", cwd=work)
+    start = time.perf_counter()
+    with in_dir(work, home):
+        with contextlib.redirect_stdout(sys.stderr):
+            if run(["init", "--person", "alice", "--machine", "bench-box"]) != 0:
+                raise RuntimeError("gitive init failed")
+        hive = open_hive(work)
+        with fresh_index(hive) as (conn, _):
+            for n in range(lessons):
+                text, kind, cited = lesson(n, paths)
+                made = propose(hive, conn, kind=kind, text=text, evidence=[f"file:{f}" for f in cited])
+                if n % 10:
+                    review(hive, conn, made.id, approved=True, note="benchmark")
+                if (n + 1) % 500 == 0:
+                    spent = time.perf_counter() - start
+                    print(f"\n    {n + 1:,} of {lessons:,} written, {spent:.0f} s, "
+                          f"{spent / (n + 1) * 1000:.0f} ms per lesson", end="", file=sys.stderr, flush=True)
+                if (n + 1) % GC_EVERY == 0:
+                    c.git("gc", "--quiet", "--prune=now", cwd=work)
+        write_seconds = time.perf_counter() - start
+        c.git("gc", "--quiet", "--prune=now", cwd=work)
+        with fresh_index(hive) as (conn, _):
+            states = dict(conn.execute("SELECT state, count(*) FROM lesson_status GROUP BY state").fetchall())
+    meta = {"format": FORMAT_VERSION, "lessons": lessons, "write_seconds": round(write_seconds, 1),
+            "ms_per_lesson": round(write_seconds / max(1, lessons) * 1000, 1), "states": states}
+    (target / "meta.json").write_text(json.dumps(meta) + "\n")
+    return meta
+
+
+def load_or_build(target: Path, lessons: int, regenerate: bool) -> dict[str, Any]:
+    meta_file = target / "meta.json"
+    if not regenerate and meta_file.exists():
+        meta = json.loads(meta_file.read_text())
+        if meta.get("format") == FORMAT_VERSION:
+            return meta
+    with c.step(f"writing {lessons:,} lessons through propose and review"):
+        return build(target, lessons)
+
+
+# ------------------------------------------------------------------------------------------ measuring
+
+
+def hook_script() -> Path:
+    script = Path(sys.executable).with_name("gitive-hook")
+    if not script.exists():
+        raise SystemExit(f"{script} is missing: install the project into this interpreter's environment")
+    return script
+
+
+def payload(work: Path, run: int, paths: list[str]) -> bytes:
+    """A Claude Code PostToolUse payload for an Edit of a cited file, in Claude Code's own shape."""
+    rel = paths[(run * 37) % len(paths)]
+    original = "".join(f"def handler_{i}(request):\n    return request.json()\n\n" for i in range(40))
+    return json.dumps({
+        "session_id": f"5b8e2f1c-0d4a-4c1e-9a55-{run:012d}",
+        "transcript_path": f"/home/dev/.claude/projects/-work/5b8e2f1c-{run}.jsonl",
+        "cwd": str(work),
+        "permission_mode": "default",
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Edit",
+        "tool_input": {"file_path": str(work / rel), "old_string": "return request.json()",
+                       "new_string": "return request.get_json(silent=True)", "replace_all": False},
+        "tool_response": {"filePath": str(work / rel), "oldString": "return request.json()",
+                          "newString": "return request.get_json(silent=True)", "originalFile": original,
+                          "structuredPatch": [{"oldStart": 2, "oldLines": 1, "newStart": 2, "newLines": 1,
+                                               "lines": ["-    return request.json()",
+                                                         "+    return request.get_json(silent=True)"]}],
+                          "userModified": False, "replaceAll": False},
+        "tool_use_id": f"toolu_01BenchEdit{run:08d}",
+    }).encode()
+
+
+def hook_env(hook_home: Path) -> dict[str, str]:
+    return {"GITIVE_HOME": str(hook_home), "HOME": os.environ["HOME"], "PATH": os.environ.get("PATH", "")}
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def once(cmd: list[str], cwd: Path, env: dict[str, str], data: bytes) -> tuple[float, float, str]:
+    """Wall and CPU seconds (user + system) of one run of ``cmd``, and its stdout."""
+    cpu = _children_cpu()
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, env=env, input=data, capture_output=True)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError(f"{cmd} exited {proc.returncode}: {proc.stderr.decode('utf-8', 'replace')}")
+    return seconds, _children_cpu() - cpu, proc.stdout.decode("utf-8", "replace")
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def measure(work: Path, hook_home: Path, runs: int) -> dict[str, Any]:
+    """Interleaved runs of the hook and of the bare interpreter; counts how many runs injected a lesson."""
+    shutil.rmtree(hook_home, ignore_errors=True)
+    env = hook_env(hook_home)
+    hook = [str(hook_script()), "claude", "post-tool"]
+    bare = [sys.executable, "-c", "pass"]
+    paths = files()
+    for n in range(3):  # warm the page cache and the index file
+        once(bare, work, env, b"")
+        once(hook, work, env, payload(work, 10_000 + n, paths))
+    hook_times, bare_times, hook_cpu, bare_cpu, injected = [], [], [], [], 0
+    for n in range(runs):
+        seconds, cpu, _ = once(bare, work, env, b"")
+        bare_times.append(seconds)
+        bare_cpu.append(cpu)
+        seconds, cpu, out = once(hook, work, env, payload(work, n, paths))
+        hook_times.append(seconds)
+        hook_cpu.append(cpu)
+        injected += "<team-memory " in out
+    return {"hook": hook_times, "bare": bare_times, "hook_cpu": hook_cpu, "bare_cpu": bare_cpu,
+            "injected": injected, "runs": runs}
+
+
+def import_profile(work: Path, hook_home: Path, repeats: int = 5) -> dict[str, Any]:
+    """Self and cumulative import times (µs, median over ``repeats`` runs of the real hook)."""
+    env = hook_env(hook_home)
+    cmd = [sys.executable, "-X", "importtime", str(hook_script()), "claude", "post-tool"]
+    self_us: dict[str, list[int]] = defaultdict(list)
+    cumulative: dict[str, list[int]] = defaultdict(list)
+    for n in range(repeats):
+        proc = subprocess.run(cmd, cwd=work, env=env, input=payload(work, 20_000 + n, files()), capture_output=True)
+        for line in proc.stderr.decode("utf-8", "replace").splitlines():
+            if not line.startswith("import time:") or "self [us]" in line:
+                continue
+            own, cum, name = (part.strip() for part in line[len("import time:"):].split("|"))
+            self_us[name].append(int(own))
+            cumulative[name].append(int(cum))
+    modules = {name: statistics.median(v) for name, v in self_us.items()}
+    tops = {name.split(".")[0] for name in modules}
+    # -X importtime also lists failed probes (``sitecustomize``; ``copy`` looking for Jython's ``org``):
+    # only a package that can be found counts as imported.
+    foreign = sorted(t for t in tops if t not in sys.stdlib_module_names and t != "gitive"
+                     and not t.startswith("_") and importlib.util.find_spec(t) is not None)
+    return {"top": sorted(modules.items(), key=lambda kv: -kv[1])[:15], "total_us": sum(modules.values()),
+            "hook_cumulative_us": statistics.median(cumulative.get("gitive.capture.hook", [0])),
+            "gitive": sorted(n for n in modules if n.startswith("gitive")), "foreign": foreign,
+            "count": len(modules)}
+
+
+def report(meta: dict[str, Any], target: Path, figures: dict[str, Any], profile: dict[str, Any] | None,
+           before: str, after: str) -> bool:
+    hook, bare = figures["hook"], figures["bare"]
+    h50, h95, b50, b95 = statistics.median(hook), pct(hook, 0.95), statistics.median(bare), pct(bare, 0.95)
+    ratio = h50 / b50
+    ok = ratio <= P50_RATIO_TARGET and h95 <= P95_TARGET_S
+    print(f"data      {meta['lessons']:,} lessons ({', '.join(f'{n:,} {s}' for s, n in meta['states'].items())}), "
+          f"written through propose + review in {meta['write_seconds']} s ({meta['ms_per_lesson']} ms a lesson; "
+          f"cached at {target})")
+    print(f"runs      {figures['runs']} interleaved pairs after 3 warm-ups; the hook injected a lesson in "
+          f"{figures['injected']} of {figures['runs']}")
+    print(f"bare      `{Path(sys.executable).name} -c pass`          p50 {c.ms(b50)}  p95 {c.ms(b95)}")
+    print(f"hook      `gitive-hook claude post-tool` (Edit)  p50 {c.ms(h50)}  p95 {c.ms(h95)}")
+    hc, bc = statistics.median(figures["hook_cpu"]), statistics.median(figures["bare_cpu"])
+    print(f"cpu       user + system, p50: bare {c.ms(bc)}, hook {c.ms(hc)} ({hc / bc:.2f}x): the figures to read "
+          "when the load average is above the core count")
+    print(f"ratio     hook p50 / bare p50 = {ratio:.2f}x  [target <= {P50_RATIO_TARGET:.0f}x: "
+          f"{c.target(ratio <= P50_RATIO_TARGET)}];  hook p95 {c.ms(h95)}  [target <= "
+          f"{P95_TARGET_S * 1000:.0f} ms: {c.target(h95 <= P95_TARGET_S)}];  gitive's own share of p50 "
+          f"{c.ms(h50 - b50)}")
+    if profile:
+        print(f"imports   {profile['count']} modules, {profile['total_us'] / 1000:.1f} ms self time in all; "
+              f"gitive.capture.hook cumulative {profile['hook_cumulative_us'] / 1000:.1f} ms (median of 5 runs "
+              "of the real hook under -X importtime, which inflates it)")
+        print("          top self time:")
+        for name, us in profile["top"]:
+            print(f"            {us / 1000:7.2f} ms  {name}")
+        print(f"          gitive modules: {', '.join(profile['gitive'])}")
+        foreign = ", ".join(profile["foreign"]) or "none"
+        print(f"          packages outside the standard library: {foreign}  "
+              f"[{'ok' if not profile['foreign'] else 'hot path must be stdlib only'}]")
+    print(f"machine   before: {before}; after: {after}")
+    return ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--lessons", type=int, default=10_000, help="Lessons in the hive (default 10,000).")
+    parser.add_argument("--runs", type=int, default=60, help="Timed runs of each command (default 60, min 50 "
+                                                              "for the p95 to mean anything).")
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "gitive-bench")
+    parser.add_argument("--regenerate", action="store_true", help="Rebuild the cached hive.")
+    parser.add_argument("--build-only", action="store_true", help="Build (or find) the hive and stop.")
+    parser.add_argument("--no-profile", action="store_true", help="Skip the import profile.")
+    args = parser.parse_args(argv)
+    c.hermetic_git(args.cache / "git-env")
+    target = args.cache / f"hook-v{FORMAT_VERSION}-n{args.lessons}"
+    meta = load_or_build(target, args.lessons, args.regenerate)
+    if args.build_only:
+        print(json.dumps(meta))
+        return 0
+    work = target / "work"
+    hook_home = target / "hook-home"
+    before = c.load()
+    with c.step(f"{args.runs} interleaved runs of the hook and the bare interpreter"):
+        figures = measure(work, hook_home, args.runs)
+    profile = None
+    if not args.no_profile:
+        with c.step("import profile"):
+            profile = import_profile(work, hook_home)
+    report(meta, target, figures, profile, before, c.load())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
