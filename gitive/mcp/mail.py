@@ -8,7 +8,6 @@ from typing import Any
 from gitive.daemon import db as daemon_db
 from gitive.daemon import mailbox
 from gitive.errors import GitiveError
-from gitive.mcp import shape
 
 
 def _context(repo: Path | str | None) -> tuple[Any, list[dict[str, Any]], set[str], str]:
@@ -72,7 +71,7 @@ def check_inbox(repo: Path | str | None, *, session: str | None = None, mark_rea
     with daemon_db.connect() as db:
         confirmed = mailbox.confirm(hive, db, list(mark_read or []), name, "read") if mark_read else []
         waiting = mailbox.peek(db, name)
-    items = [{"id": m["id"], "from": m["from"], "state": m["state"], "frame": shape.cut(m["frame"], 4000)}
+    items = [{"id": m["id"], "from": m["from"], "state": m["state"], "frame": m["frame"]}  # built defanged
              for m in waiting if m["id"] not in confirmed][: max(1, min(limit, 20))]
     return {"session": f"{person}/{name}", "messages": items, "marked_read": confirmed,
             "note": "peeking consumes nothing; pass mark_read=[ids] once you have read them"}
