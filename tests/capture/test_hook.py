@@ -117,9 +117,12 @@ def test_failing_command_whose_error_matches_a_lesson_injects_it(team_repo: Team
     assert [e["lesson"]["id"] for e in recorded("team.lesson.injected")] == [team_repo.migrate.id]
 
 
-def test_claude_failed_command_matches_a_lesson(team_repo: TeamRepo) -> None:
-    run = feed("claude", "post-tool", "post-tool-failure", team_repo.path)
-    assert_answer(run, claude_shape("PostToolUse", team_repo.migrate.frame()))
+@pytest.mark.parametrize(("event", "hook"), [("post-tool-failure", "PostToolUseFailure"), ("post-tool", "PostToolUse")])
+def test_claude_failed_command_matches_a_lesson(team_repo: TeamRepo, event: str, hook: str) -> None:
+    run = feed("claude", event, "post-tool-failure", team_repo.path)  # Claude Code's PostToolUseFailure payload
+    assert_answer(run, claude_shape(hook, team_repo.migrate.frame()))
+    [tool] = recorded("tool.completed")
+    assert tool["command"] == {"command": "alembic upgrade head", "exit_code": 1}
 
 
 def test_gemini_failed_command_matches_a_lesson(team_repo: TeamRepo) -> None:
