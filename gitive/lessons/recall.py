@@ -3,10 +3,10 @@
 Five signals make a lesson's score (hive overview part 3 §5): text relevance (FTS5 BM25 over text,
 applicability and tags, relative to the best match), overlap between the lesson's evidence files and the given
 files, scope (narrowest first), an outcome rate ``(successes + 1) / (citations + 2)`` and age. Candidates
-come from one FTS5 statement (the best BM25 matches, plus the file candidates that match at all) and one
-query for the lessons whose evidence shares a path, directory or file name with the given files; one more
-query reads what scoring needs of the candidates, and everything is scored in Python. Only the returned page
-is read in full. Superseded, retracted and rejected lessons never appear; proposed (and held) ones only when
+come from one FTS5 statement (the best BM25 matches, plus the file candidates that match at all) and from
+an in-memory index of evidence paths (by path, directory and file name) that one query per search tops up
+with the lessons added since; one more query reads what scoring needs of the candidates, and everything is
+scored in Python. Only the returned page is read in full. Superseded, retracted and rejected lessons never appear; proposed (and held) ones only when
 asked for, labelled.
 """
 
@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import sqlite3
+import threading
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -137,29 +139,85 @@ def _normal_path(path: str) -> str:
     return path.replace("\\", "/").strip().removeprefix("./")
 
 
-def _file_candidates(conn: sqlite3.Connection, files: Sequence[str], pool: int) -> dict[str, float]:
-    """Lessons whose evidence shares a path, directory or file name with ``files``: id -> overlap.
+class _Paths:
+    """The evidence paths of one index file's lessons, by path, directory and file name, held in memory.
 
-    SQLite narrows the lessons down with plain substring tests (a path's directory or its file name occurs in
-    ``lessons.files``), cited paths first, then the newest; :func:`file_overlap` then keeps the real matches.
+    Lesson rows are only ever inserted (``INSERT OR IGNORE`` in ``gitive.index.lessons.project_entry``; a
+    rebuild writes a new file), so reading the rows past the highest rowid seen keeps this exact. Scanning
+    ``lessons`` for every search would cost more than the rest of the search at 10,000 lessons; an index
+    table of evidence paths in the schema would make this unnecessary.
     """
+
+    def __init__(self) -> None:
+        self._clear()
+
+    def _clear(self) -> None:
+        self.high = 0
+        self.cited: dict[str, tuple[str, int]] = {}  # lesson -> (its files, at)
+        self.by_key: dict[tuple[str, str], set[str]] = {}  # ("path" | "dir" | "name", value) -> lessons
+
+    def top_up(self, conn: sqlite3.Connection) -> None:
+        """Read the lessons added since the last call (one query; none when nothing is new)."""
+        high = conn.execute("SELECT max(rowid) FROM lessons").fetchone()[0] or 0
+        if high < self.high:  # not the file this was read from: start again
+            self._clear()
+        for lesson, files, at in conn.execute(
+                "SELECT id, files, at FROM lessons WHERE rowid > ? AND rowid <= ? AND files != ''",
+                (self.high, high)):
+            self.cited[lesson] = (files, at)
+            for path in files.split():
+                directory, _, name = path.rpartition("/")
+                for key in (("path", path), ("dir", directory), ("name", name)):
+                    self.by_key.setdefault(key, set()).add(lesson)
+        self.high = high
+
+    def near(self, files: Sequence[str]) -> dict[str, tuple[str, int]]:
+        """Lessons citing one of ``files``, a file in the same directory, or one with the same name."""
+        found: set[str] = set()
+        for path in files:
+            directory, _, name = path.rpartition("/")
+            found |= self.by_key.get(("path", path), set()) | self.by_key.get(("name", name), set())
+            if directory:
+                found |= self.by_key.get(("dir", directory), set())
+        return {lesson: self.cited[lesson] for lesson in found}
+
+
+_PATHS: dict[tuple[str, int, int], _Paths] = {}
+_PATHS_LOCK = threading.Lock()
+_PATHS_KEPT = 8  # index files remembered per process
+
+
+def _paths(conn: sqlite3.Connection) -> _Paths:
+    """The path index of ``conn``'s database, topped up (call with ``_PATHS_LOCK`` held).
+
+    An index file is known by its path, inode and the time its first migration ran, so a rebuilt index is a
+    new one even if the file system hands out the same inode again.
+    """
+    path = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
+    born = conn.execute("SELECT min(at) FROM migrations").fetchone()[0] if path else None
+    if not path or born is None:
+        fresh = _Paths()  # an in-memory or unmigrated database: nothing to remember it by
+        fresh.top_up(conn)
+        return fresh
+    key = (path, os.stat(path).st_ino, born)
+    if key not in _PATHS and len(_PATHS) >= _PATHS_KEPT:
+        del _PATHS[next(iter(_PATHS))]
+    paths = _PATHS.setdefault(key, _Paths())
+    paths.top_up(conn)
+    return paths
+
+
+def _file_candidates(conn: sqlite3.Connection, files: Sequence[str], pool: int) -> dict[str, float]:
+    """Lessons whose evidence shares a path, directory or file name with ``files``: id -> overlap, the
+    ``pool`` best (then the newest)."""
     if not files:
         return {}
-    needles = list(dict.fromkeys(n for path in files for n in _needles(path)))
-    exact = " + ".join("(instr(' ' || files || ' ', ?) > 0)" for _ in files)
-    rows = conn.execute(
-        f"""SELECT id, files FROM lessons WHERE {" OR ".join("instr(files, ?)" for _ in needles)}
-            ORDER BY {exact} DESC, at DESC, id LIMIT ?""",
-        (*needles, *(f" {path} " for path in files), 4 * pool),
-    ).fetchall()
-    scored = {lesson: file_overlap(cited.split(), files)[0] for lesson, cited in rows}
-    best = sorted((lesson for lesson, score in scored.items() if score), key=lambda lesson: -scored[lesson])
+    with _PATHS_LOCK:
+        near = _paths(conn).near(files)
+    scored = {lesson: file_overlap(cited.split(), files)[0] for lesson, (cited, _) in near.items()}
+    best = sorted((lesson for lesson, score in scored.items() if score),
+                  key=lambda lesson: (-scored[lesson], -near[lesson][1], lesson))
     return {lesson: scored[lesson] for lesson in best[:pool]}
-
-
-def _needles(path: str) -> tuple[str, ...]:
-    directory, _, name = path.rpartition("/")
-    return (f"{directory}/", name) if directory else (name,)
 
 
 def file_overlap(lesson_files: Sequence[str], files: Sequence[str]) -> tuple[float, list[str]]:

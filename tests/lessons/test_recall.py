@@ -278,6 +278,24 @@ def test_file_overlap_weights() -> None:
     assert recall.file_overlap(["a/b.py", "a/c.py"], ["a/b.py", "a/c.py"])[0] == 1.25
 
 
+def test_search_sees_lessons_added_after_an_earlier_search(hive: Hive) -> None:
+    first = add(hive, "Models need explicit table names", ("src/db/models.py",))
+    assert ids(find(hive, "", files=["src/db/models.py"])) == [first]
+    second = add(hive, "Models keep their indexes in __table_args__", ("src/db/models.py",))
+    assert set(ids(find(hive, "", files=["src/db/models.py"]))) == {first, second}
+
+
+def test_search_after_the_index_is_rebuilt(hive: Hive) -> None:
+    from gitive.index.refresh import rebuild
+
+    lesson = add(hive, "Models need explicit table names", ("src/db/models.py",))
+    assert ids(find(hive, "", files=["src/db/models.py"])) == [lesson]
+    rebuild(hive)
+    other = add(hive, "The web app reloads on change", ("src/web/app.py",))
+    assert ids(find(hive, "", files=["src/db/models.py"])) == [lesson]
+    assert ids(find(hive, "", files=["src/web/app.py"])) == [other]
+
+
 def test_search_with_empty_query_returns_lessons_by_file_overlap_only(hive: Hive) -> None:
     lesson = add(hive, "Models need explicit table names", ("src/db/models.py",))
     add(hive, "The web app reloads on change", ("src/web/app.py",))
