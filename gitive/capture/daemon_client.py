@@ -41,3 +41,19 @@ def request(message: dict[str, Any], budget: float = 0.15) -> dict[str, Any] | N
         return reply if isinstance(reply, dict) else None
     except (OSError, ValueError):
         return None
+
+
+def notify(message: dict[str, Any], budget: float = 0.05) -> bool:
+    """Send one request without waiting for the reply (a confirmation must not add to a hook's wait)."""
+    path = gitive_home() / SOCKET
+    if not path.exists():
+        return False
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(budget)
+            sock.connect(str(path))
+            sock.sendall(json.dumps(message).encode() + b"\n")
+            sock.shutdown(socket.SHUT_WR)
+        return True
+    except OSError:
+        return False

@@ -128,7 +128,7 @@ def handle(harness: str, kind: str, payload: dict[str, Any]) -> str:
     out = adapter.reply(kind, "\n\n".join(contexts) if contexts else None, payload)
     shown = [i for i, text in zip(ids, queued, strict=True) if text in out or json.dumps(text)[1:-1] in out]
     if shown:  # only what this reply really carries counts as delivered; the rest comes back after 90 s
-        daemon_client.request({"op": "delivered", "ids": shown, "session": session, "harness": harness})
+        daemon_client.notify({"op": "delivered", "ids": shown, "session": session, "harness": harness})
     return out
 
 

@@ -16,7 +16,7 @@ from urllib.parse import quote
 _COLUMNS = """
     SELECT l.id, l.scope_kind, l.scope_value, l.kind, l.files, s.approver, f.text, f.applicability, l.at,
            COALESCE(st.citations, 0), COALESCE(st.successes, 0)
-    FROM lesson_status s JOIN lessons l ON l.id = s.lesson JOIN lesson_fts f ON f.lesson = l.id
+    FROM lesson_status s JOIN lessons l ON l.id = s.lesson JOIN lesson_text f ON f.lesson = l.id
     LEFT JOIN lesson_stats st ON st.lesson = l.id
     WHERE s.state = 'verified'
 """
@@ -109,7 +109,8 @@ def for_files_or_error(conn: sqlite3.Connection, files: list[str], error: str | 
     query = fts_query(error) if error else None
     if query:
         for lesson, rank in conn.execute(
-                "SELECT lesson, bm25(lesson_fts) FROM lesson_fts WHERE lesson_fts MATCH ? ORDER BY rank LIMIT 20",
+                "WITH top AS (SELECT rowid AS id, bm25(lesson_fts) AS b FROM lesson_fts WHERE lesson_fts MATCH ? "
+                "ORDER BY b LIMIT 20) SELECT t.lesson, top.b FROM top JOIN lesson_text t ON t.fts_rowid = top.id",
                 (query,)):
             hits[lesson] = min(4.0, -rank)
         missing = [h for h in hits if h not in rows]
@@ -119,7 +120,8 @@ def for_files_or_error(conn: sqlite3.Connection, files: list[str], error: str | 
                 rows[row[0]] = row
     found = [_score(row, files, project, hits.get(lesson, 0.0)) for lesson, row in rows.items()
              if lesson not in exclude]
-    found = [c for c in found if c.score - c.outcome - 0.5 * _scope_weight(c.scope, c.project, project)[0] > 0]
+    # Inject only on a real match: a cited file touched, or the error's words. A sibling file is not enough.
+    found = [c for c in found if hits.get(c.id) or _overlap(c.files, files)[0] >= 3.0]
     return sorted(found, key=lambda c: -c.score)[:limit]
 
 

@@ -96,7 +96,8 @@ def tool_fields(adapter: Adapter, payload: dict[str, Any], root: Path | None) ->
     if paths:
         op = "modify" if lowered in WRITE_TOOLS or "patch" in lowered else "read" if lowered in READ_TOOLS else "touch"
         fields["file"] = {"paths": paths[:64], "op": op}
-    if lowered in SHELL_TOOLS or "command" in tool_input:
+    patch = "*** Begin Patch" in str(tool_input.get("command") or tool_input.get("input") or "")
+    if (lowered in SHELL_TOOLS or "command" in tool_input) and not patch:  # a patch is content, not a command
         command = tool_input.get("command") or tool_input.get("cmd")
         if isinstance(command, list):
             command = " ".join(str(c) for c in command)

@@ -7,9 +7,12 @@ from typing import Any
 
 MARK = "[REDACTED]"
 
+# A key is secret when one of its words (split on _ - . and case changes) is a secret word: ``DB_PASSWORD``,
+# ``apiKey``, ``auth-token``; not ``author``, ``passed``, ``tokenizer`` or ``bypass``.
 _SECRET_KEY = re.compile(
-    r"(pass(word|wd|phrase)?|secret|token|api[_-]?key|access[_-]?key|auth(orization)?|credential|"
-    r"private[_-]?key|session[_-]?key|cookie|client[_-]?secret)", re.IGNORECASE)
+    r"(?:^|[_.\-])(pass(?:word|wd|phrase)?|secrets?|tokens?|api[_-]?keys?|access[_-]?keys?|auth(?:orization)?|"
+    r"credentials?|private[_-]?keys?|session[_-]?keys?|cookies?|client[_-]?secret)(?:$|[_.\-])", re.IGNORECASE)
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 _PATTERNS = [
     # PEM blocks: private keys and certificates, whole block
@@ -49,7 +52,7 @@ def redact(value: Any, key: str = "") -> Any:
     if isinstance(value, list):
         return [redact(v, key) for v in value]
     if isinstance(value, str):
-        if key and _SECRET_KEY.search(key) and value:
+        if key and value and _SECRET_KEY.search(_CAMEL.sub("_", key)):
             return MARK
         return redact_text(value)
     return value

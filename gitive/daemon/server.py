@@ -48,8 +48,11 @@ class _Handler(socketserver.StreamRequestHandler):
                 reply = handle(service, request) if isinstance(request, dict) else {"ok": False, "error": "not an object"}
             except Exception as exc:  # one bad request never takes the daemon down
                 reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-            self.wfile.write(json.dumps(reply, default=str).encode() + b"\n")
-            self.wfile.flush()
+            try:
+                self.wfile.write(json.dumps(reply, default=str).encode() + b"\n")
+                self.wfile.flush()
+            except OSError:  # a caller that only notifies closes without reading the reply
+                return
 
 
 class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):

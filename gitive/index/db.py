@@ -69,6 +69,13 @@ MIGRATIONS: list[tuple[str, str]] = [
                                    reviewed_at INTEGER, superseded_by TEXT);
         CREATE INDEX lesson_status_state ON lesson_status(state)
     """),
+    # The text shown for each lesson, beside its FTS row: hooks read it by key (FTS5 cannot look up its
+    # UNINDEXED column without a scan), and refreshing a lesson deletes its FTS row by rowid.
+    ("0004-lesson-text", """
+        CREATE TABLE lesson_text(lesson TEXT PRIMARY KEY, fts_rowid INTEGER NOT NULL, text TEXT NOT NULL,
+                                 applicability TEXT NOT NULL);
+        INSERT INTO lesson_text SELECT c0, id, c1, c2 FROM lesson_fts_content
+    """),
 ]
 
 

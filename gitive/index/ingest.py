@@ -74,6 +74,7 @@ def _insert(conn: sqlite3.Connection, report: Report, source: str, new: list[Ent
                             f"two different entries claim seq {seq} (other: {other[0][:12]}); both quarantined")
             conn.execute("UPDATE logs SET quarantined_from = MIN(COALESCE(quarantined_from, ?), ?) "
                          "WHERE author = ? AND log = ?", (seq, seq, author, log))
+            report.roster_changed = True  # a quarantine hides entries: recompute roster and lesson states
             break
         inserted += 1
     return inserted

@@ -127,7 +127,7 @@ def attach_bodies(conn: sqlite3.Connection, stores: list[pygit2.Repository]) -> 
 def effective_body(conn: sqlite3.Connection, lesson: str) -> tuple[str, str, str | None, str] | None:
     """The text to show: the latest approving reviewer's edit if any, else the author's body."""
     row = conn.execute(
-        "SELECT b.text, b.applicability, b.quote, b.body_hash FROM reviews r JOIN lesson_bodies b "
+        "SELECT b.text, b.applicability, b.quote, b.body_hash FROM valid_reviews r JOIN lesson_bodies b "
         "ON b.body_hash = r.edits WHERE r.about = ? AND r.approved = 1 ORDER BY r.at DESC LIMIT 1", (lesson,)
     ).fetchone()
     if row:
@@ -138,15 +138,23 @@ def effective_body(conn: sqlite3.Connection, lesson: str) -> tuple[str, str, str
     ).fetchone()
 
 
+def _drop_text(conn: sqlite3.Connection, lesson: str) -> None:
+    row = conn.execute("SELECT fts_rowid FROM lesson_text WHERE lesson = ?", (lesson,)).fetchone()
+    if row:
+        conn.execute("DELETE FROM lesson_fts WHERE rowid = ?", (row[0],))
+        conn.execute("DELETE FROM lesson_text WHERE lesson = ?", (lesson,))
+
+
 def refresh_fts(conn: sqlite3.Connection, lessons: set[str]) -> None:
     for lesson in lessons:
-        conn.execute("DELETE FROM lesson_fts WHERE lesson = ?", (lesson,))
+        _drop_text(conn, lesson)
         found = effective_body(conn, lesson)
         if found is None:
             continue
         tags = conn.execute("SELECT tags FROM lessons WHERE id = ?", (lesson,)).fetchone()
-        conn.execute("INSERT INTO lesson_fts VALUES (?,?,?,?)",
-                     (lesson, found[0], found[1], " ".join(json.loads(tags[0])) if tags else ""))
+        cur = conn.execute("INSERT INTO lesson_fts VALUES (?,?,?,?)",
+                           (lesson, found[0], found[1], " ".join(json.loads(tags[0])) if tags else ""))
+        conn.execute("INSERT INTO lesson_text VALUES (?,?,?,?)", (lesson, cur.lastrowid, found[0], found[1]))
 
 
 def may_retract(conn: sqlite3.Connection, tomb_author: str, lesson: str) -> bool | None:
@@ -182,7 +190,7 @@ def apply_tombstones(conn: sqlite3.Connection) -> set[str]:
         for h in hashes:
             conn.execute("INSERT OR IGNORE INTO refused_bodies VALUES (?, ?)", (h, lesson))
             conn.execute("DELETE FROM lesson_bodies WHERE body_hash = ?", (h,))
-        conn.execute("DELETE FROM lesson_fts WHERE lesson = ?", (lesson,))
+        _drop_text(conn, lesson)
         conn.execute("UPDATE tombstones SET applied = 1 WHERE author = ? AND log = ? AND seq = ?", (author, log, seq))
         retracted.add(lesson)
     return retracted
