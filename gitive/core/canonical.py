@@ -84,6 +84,9 @@ def loads(data: bytes | str) -> Any:
         raise InvalidRecord(f"not valid JSON: {exc}") from None
 
 
+_STRICT = json.JSONDecoder(parse_float=_no_float, parse_constant=_no_constant)
+
+
 def loads_canonical(data: bytes) -> Any:
     """Parse bytes that must already be in canonical form (every stored entry is).
 
@@ -94,10 +97,10 @@ def loads_canonical(data: bytes) -> Any:
         InvalidRecord: the bytes are not canonical JSON.
     """
     try:
-        value = json.loads(data, parse_float=_no_float, parse_constant=_no_constant)
+        value = _STRICT.decode(data.decode("utf-8"))
     except InvalidRecord:
         raise
-    except (ValueError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError too
         raise InvalidRecord(f"not valid JSON: {exc}") from None
     try:
         again = _ENCODER.encode(value).encode("utf-8")

@@ -6,6 +6,7 @@ into another team or read as another kind of record.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from nacl.signing import SigningKey
@@ -15,6 +16,7 @@ from gitive.core import canonical
 from gitive.core.keys import machine_id, verify
 
 
+@lru_cache(maxsize=256)
 def domain(team_id: str, kind: str) -> bytes:
     return f"{PROTOCOL}/{team_id}/{kind}/".encode()
 

@@ -7,10 +7,13 @@ comparison per log, and a plain ``git fetch`` done by hand is noticed on the nex
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 import pygit2
 
@@ -18,7 +21,7 @@ from gitive.constants import BODIES_REF_PREFIX, REMOTES_REF_PREFIX
 from gitive.core.clock import now_ms
 from gitive.index import lessons as lesson_tables
 from gitive.store import refs, verify
-from gitive.store.logs import Entry
+from gitive.store.logs import Entry, read_entry
 from gitive.team import roster as rosters
 
 Progress = Callable[[int, int], None]
@@ -46,6 +49,9 @@ def _record_problem(conn: sqlite3.Connection, report: Report, kind: str, source:
 
 
 def _known(conn: sqlite3.Connection, author: str, log: str) -> Callable[[str], int | None]:
+    if not conn.execute("SELECT 1 FROM entries WHERE author = ? AND log = ? LIMIT 1", (author, log)).fetchone():
+        return lambda oid: None  # nothing of this log yet: no lookup per commit
+
     def known(oid: str) -> int | None:
         row = conn.execute("SELECT seq FROM entries WHERE commit_id = ? AND author = ? AND log = ?",
                            (oid, author, log)).fetchone()
@@ -53,24 +59,43 @@ def _known(conn: sqlite3.Connection, author: str, log: str) -> Callable[[str], i
     return known
 
 
-def _insert(conn: sqlite3.Connection, report: Report, source: str, new: list[Entry]) -> int:
-    """Insert verified entries; an entry that collides with a different one at the same seq is equivocation."""
-    rows = [(e.body["author"], e.body["log"], e.seq, e.commit, e.kind, e.body["at"],
-             json.dumps(e.body["scope"], sort_keys=True), e.raw.decode()) for e in new]
+_SCOPES: dict[str, str] = {}
+
+
+def _scope_text(scope: dict[str, Any]) -> str:
+    key = next(iter(scope.items()), ("", ""))
+    text = _SCOPES.get(f"{key[0]}={key[1]}")
+    if text is None:
+        text = _SCOPES[f"{key[0]}={key[1]}"] = json.dumps(scope, sort_keys=True)
+    return text
+
+
+def rows_of(entries: list[Entry]) -> list[tuple[Any, ...]]:
+    """Index rows for verified entries: (author, log, seq, commit, kind, at, scope, envelope)."""
+    return [(e.body["author"], e.body["log"], e.body["seq"], e.commit, e.kind, e.body["at"],
+             _scope_text(e.body["scope"]), e.raw.decode()) for e in entries]
+
+
+def _entry(row: tuple[Any, ...]) -> Entry:
+    return Entry(row[3], None, json.loads(row[7]), row[7].encode())
+
+
+def _insert(conn: sqlite3.Connection, report: Report, source: str, rows: list[tuple[Any, ...]]) -> int:
+    """Insert verified rows; a row that collides with a different entry at the same seq is equivocation."""
     before = conn.total_changes
     conn.executemany("INSERT OR IGNORE INTO entries VALUES (?,?,?,?,?,?,?,?)", rows)
     if conn.total_changes - before == len(rows):
-        _project(conn, report, new)
+        _project(conn, report, rows)
         return len(rows)
     inserted = 0
-    for entry, row in zip(new, rows, strict=True):
+    for row in rows:
         other = conn.execute("SELECT commit_id FROM entries WHERE author=? AND log=? AND seq=?",
                              row[:3]).fetchone()
-        if other and other[0] == entry.commit:
-            _project(conn, report, [entry])
+        if other and other[0] == row[3]:
+            _project(conn, report, [row])
         elif other:
             author, log, seq = row[:3]
-            _record_problem(conn, report, "equivocation", source, entry.commit, author, log, seq,
+            _record_problem(conn, report, "equivocation", source, row[3], author, log, seq,
                             f"two different entries claim seq {seq} (other: {other[0][:12]}); both quarantined")
             conn.execute("UPDATE logs SET quarantined_from = MIN(COALESCE(quarantined_from, ?), ?) "
                          "WHERE author = ? AND log = ?", (seq, seq, author, log))
@@ -80,28 +105,48 @@ def _insert(conn: sqlite3.Connection, report: Report, source: str, new: list[Ent
     return inserted
 
 
-def _project(conn: sqlite3.Connection, report: Report, new: list[Entry]) -> None:
-    for entry in new:
-        if entry.kind in lesson_tables.KINDS:
+def _project(conn: sqlite3.Connection, report: Report, rows: list[tuple[Any, ...]]) -> None:
+    for row in rows:
+        if row[4] in lesson_tables.KINDS:
+            entry = _entry(row)
             lesson_tables.project_entry(conn, entry)
             record = entry.body["record"]
             report.lessons_touched.add(record.get("id") or record.get("about") or record.get("lesson") or "")
 
 
+Checked = tuple[list[tuple[Any, ...]], "verify.Problem | None"]
+
+
+def _check(repo: pygit2.Repository, conn: sqlite3.Connection, team_id: str, ref: refs.LogRef,
+           tip: str) -> Checked:
+    verified, _ = verify.verify_chain(repo, team_id, ref.name, ref.machine, ref.log, tip,
+                                      _known(conn, ref.machine, ref.log))
+    return rows_of(verified.entries), verified.problem
+
+
+def _check_job(job: tuple[str, str, str, refs.LogRef, str]) -> Checked:
+    """The verification half of one ref, in a worker process (its own repository and read-only index)."""
+    repo_path, db_path, team_id, ref, tip = job
+    conn = sqlite3.connect(f"file:{quote(db_path)}?mode=ro", uri=True, timeout=30)
+    try:
+        return _check(pygit2.Repository(repo_path), conn, team_id, ref, tip)
+    finally:
+        conn.close()
+
+
 def _ingest_ref(conn: sqlite3.Connection, repo: pygit2.Repository, store: str, team_id: str,
-                ref: refs.LogRef, tip: str, report: Report) -> bool:
-    """Ingest one log ref; return true if it added roster entries."""
+                ref: refs.LogRef, tip: str, report: Report, checked: Checked | None = None) -> bool:
+    """Ingest one log ref (verified here, or by a worker already); return true if it added roster entries."""
     cursor = conn.execute("SELECT tip, seq FROM cursors WHERE store = ? AND ref = ?",
                           (store, ref.name)).fetchone()
-    known = _known(conn, ref.machine, ref.log)
-    verified, _ = verify.verify_chain(repo, team_id, ref.name, ref.machine, ref.log, tip, known)
-    if verified.problem:
-        p = verified.problem
+    rows, problem = checked if checked is not None else _check(repo, conn, team_id, ref, tip)
+    if problem:
+        p = problem
         _record_problem(conn, report, p.kind, ref.name, p.commit, ref.machine, ref.log, p.seq, p.detail)
     conn.execute("INSERT OR IGNORE INTO logs VALUES (?, ?, 0, '', NULL)", (ref.machine, ref.log))
-    added = _insert(conn, report, ref.name, verified.entries) if verified.entries else 0
+    added = _insert(conn, report, ref.name, rows) if rows else 0
     report.received += added
-    tip_seq = known(tip) or 0
+    tip_seq = _known(conn, ref.machine, ref.log)(tip) or 0
     if cursor and tip_seq and tip_seq < cursor[1]:
         _record_problem(conn, report, "rollback", ref.name, tip, ref.machine, ref.log, tip_seq,
                         f"log went back from seq {cursor[1]} to {tip_seq}; entries already verified are kept")
@@ -110,7 +155,7 @@ def _ingest_ref(conn: sqlite3.Connection, repo: pygit2.Repository, store: str, t
         "WHERE author = ? AND log = ? ORDER BY seq DESC LIMIT 1) AS s WHERE author = ? AND log = ?",
         (ref.machine, ref.log, ref.machine, ref.log),
     )
-    if verified.problem is None:
+    if problem is None:
         # A ref with a problem keeps its old cursor, so it is checked again next time: a transient problem
         # (an entry stamped ahead of our clock) clears by itself, a permanent one stays reported.
         conn.execute("INSERT INTO cursors VALUES (?,?,?,?) ON CONFLICT(store, ref) DO UPDATE SET "
@@ -155,6 +200,39 @@ def recompute_roster(conn: sqlite3.Connection, team_id: str, founder: str, repor
     return roster
 
 
+PARALLEL_FROM = 20_000  # entries to verify before a second process pays for its start-up
+
+
+def _estimate(conn: sqlite3.Connection, work: list[tuple[pygit2.Repository, str, refs.LogRef, str]]) -> int:
+    """Roughly how many entries the work holds: each tip's seq minus what the index has of that log."""
+    total = 0
+    for repo, _, ref, tip in work:
+        try:
+            seq = read_entry(repo, tip).seq
+        except Exception:  # malformed tips are found (and reported) by the real walk
+            continue
+        have = conn.execute("SELECT hwm FROM logs WHERE author = ? AND log = ?", (ref.machine, ref.log)).fetchone()
+        total += max(0, seq - (have[0] if have else 0))
+    return total
+
+
+def _checked(conn: sqlite3.Connection, team_id: str, work: list[tuple[pygit2.Repository, str, refs.LogRef, str]]
+             ) -> Iterator[tuple[tuple[pygit2.Repository, str, refs.LogRef, str], Checked | None]]:
+    """Yield each piece of work with its verification done ahead in worker processes when there is a lot
+    (a fresh index, a rebuild, a first join): ed25519 verification is the floor of ingest, and PyNaCl holds
+    the GIL, so only processes use a second core. Otherwise each ref is verified in turn by the caller."""
+    workers = min(4, os.cpu_count() or 1)
+    if workers < 2 or len(work) < 2 or _estimate(conn, work) < PARALLEL_FROM:
+        for item in work:
+            yield item, None
+        return
+    db_path = conn.execute("PRAGMA database_list").fetchone()[2]
+    jobs = [(repo.path, db_path, team_id, ref, tip) for repo, _, ref, tip in work]
+    # spawn, not fork: the daemon calls this from a process with threads
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        yield from zip(work, pool.imap(_check_job, jobs, chunksize=1), strict=True)
+
+
 def ingest(conn: sqlite3.Connection, stores: list[pygit2.Repository], team_id: str, founder: str,
            me: str | None = None, progress: Progress | None = None) -> Report:
     """Verify and index everything new under the log refs of ``stores``, in one transaction."""
@@ -178,8 +256,8 @@ def ingest(conn: sqlite3.Connection, stores: list[pygit2.Repository], team_id: s
     try:
         # Roster logs first, so a fresh index knows who may sign before it reads anything else.
         work.sort(key=lambda w: (w[2].log != "roster", w[2].source == "pinned", w[2].name))
-        for done, (repo, store, parsed, tip) in enumerate(work, 1):
-            report.roster_changed |= _ingest_ref(conn, repo, store, team_id, parsed, tip, report)
+        for done, ((repo, store, parsed, tip), checked) in enumerate(_checked(conn, team_id, work), 1):
+            report.roster_changed |= _ingest_ref(conn, repo, store, team_id, parsed, tip, report, checked)
             report.refs_read += 1
             if progress:
                 progress(done, len(work))

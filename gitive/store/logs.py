@@ -89,13 +89,17 @@ def read_entry(repo: pygit2.Repository, oid: str) -> Entry:
     if len(commit.parent_ids) > 1:
         raise InvalidRecord(f"{oid} has more than one parent")
     tree = commit.tree
-    if len(tree) != 1 or tree[0].name != ENTRY_FILE or tree[0].type_str != "blob":
+    if len(tree) != 1:
         raise InvalidRecord(f"{oid} does not hold exactly one {ENTRY_FILE}")
-    blob = repo[tree[0].id]
+    item = tree[0]
+    if item.name != ENTRY_FILE or item.type_str != "blob":
+        raise InvalidRecord(f"{oid} does not hold exactly one {ENTRY_FILE}")
+    blob = repo[item.id]
     if blob.size > MAX_ENTRY_BYTES:
         raise InvalidRecord(f"{oid} entry is {blob.size} bytes, over the {MAX_ENTRY_BYTES} cap")
+    data = blob.data
     try:
-        env = canonical.loads_canonical(blob.data)
+        env = canonical.loads_canonical(data)
         if (not isinstance(env, dict) or env.keys() != {"body", "by", "sig"} or not is_machine_id(env["by"])
                 or not isinstance(env["sig"], str) or len(env["sig"]) != 128):
             raise InvalidRecord(f"{oid} entry is not a signed envelope")
@@ -104,7 +108,7 @@ def read_entry(repo: pygit2.Repository, oid: str) -> Entry:
         # Whatever a peer wrote, reading it must end in a refusal, never a crash of every reader.
         raise InvalidRecord(f"{oid} entry is malformed: {type(exc).__name__}") from None
     parent = str(commit.parent_ids[0]) if commit.parent_ids else None
-    return Entry(oid, parent, env, blob.data)
+    return Entry(oid, parent, env, data)
 
 
 def append(
