@@ -1,0 +1,311 @@
+"""Live benchmark: message latency between two machines, the hook's wall time with a queued item, and the
+daemon's resident memory while it serves 3 repositories and 20 live sessions.
+
+    .venv/bin/python benchmarks/live.py                    # 10 minutes of memory sampling
+    .venv/bin/python benchmarks/live.py --minutes 2        # shorter
+    .venv/bin/python benchmarks/live.py --minutes 2 --messages 10 --runs 30     # quick
+
+What it does (everything through real processes: the ``gitive`` CLI, ``gitive-hook`` and two daemons):
+
+1. Setup under a short temp directory: machine A (alice) founds a team in a clone of a local bare remote and
+   also founds teams in two more repositories (each with its own bare remote); machine B (bob) joins the first
+   team. Each machine has its own ``GITIVE_HOME``. On A, 20 Claude sessions start and edit a file through
+   ``gitive-hook`` (7, 7 and 6 across the three repositories); ``alice/r0-claude`` is the one messages go to.
+   Both daemons start with ``gitive daemon start --interval 1``. A's ``config.yaml`` lifts the loop guard and
+   the rate limit, which one agent writing to one session dozens of times would otherwise trip.
+2. Latency: ``--messages`` times, B runs ``gitive send alice/r0-claude TEXT --from bob/b-claude`` (the CLI writes
+   the message and has B's daemon push it) and A's session makes a tool call through ``gitive-hook`` every
+   50 ms until the message's frame is in the hook's output. Latency runs from just before the send to the
+   hook output that shows it (the poll adds up to one hook run, ~0.1 s). p50, p95 and the maximum; a message
+   not seen within 120 s counts as 120 s.
+3. Hook wall time with a queued item: ``--runs`` times, a message (a real ULID, as if it had arrived) is put in
+   A's daemon queue for a session, then ``gitive-hook claude post-tool`` runs for that session (a new process,
+   the payload on stdin, as a harness runs it), interleaved with ``python -c pass`` on the same interpreter.
+   p50 and p95 of both, the ratio of the medians, and how many runs printed the queued message.
+4. Memory: from the daemon's start to ``--minutes`` later, VmRSS of A's daemon from ``/proc/<pid>/status`` every
+   10 s, while every 10 s three sessions make a tool call and every 30 s B sends a message (the latency and
+   hook phases run inside this window). First, last, minimum, maximum, and the growth from the first sample
+   after the first minute to the last one.
+
+Targets: hook p50 ≤ 3 × the bare interpreter's p50, hook p95 ≤ 150 ms; daemon RSS ≤ 120 MB and not growing.
+Message latency has no target: the sync interval (1 s here) dominates it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _common as c
+
+BIN = Path(sys.executable).parent
+GITIVE, HOOK = BIN / "gitive", BIN / "gitive-hook"
+REPOS = 3
+SESSIONS = 20
+TARGET_SESSION = "alice/r0-claude"
+GIVE_UP_S = 120.0
+
+
+class Machine:
+    def __init__(self, base: Path, name: str) -> None:
+        self.name = name
+        self.home = base / f"home-{name}"
+        self.home.mkdir(mode=0o700, parents=True)
+        self.env = {**os.environ, "GITIVE_HOME": str(self.home)}
+
+    def gitive(self, *args: str, cwd: Path) -> str:
+        return c.run([GITIVE, *args], cwd=cwd, env=self.env)
+
+    def hook(self, kind: str, payload: dict[str, Any]) -> tuple[float, str]:
+        start = time.perf_counter()
+        proc = subprocess.run([HOOK, "claude", kind], input=json.dumps(payload).encode(), capture_output=True,
+                              env={"GITIVE_HOME": str(self.home), "HOME": os.environ["HOME"],
+                                   "PATH": os.environ["PATH"]})
+        return time.perf_counter() - start, proc.stdout.decode()
+
+
+_call = iter(range(1 << 40))
+
+
+def tool_call(cwd: Path, session: str, path: str, tool: str = "Edit") -> dict[str, Any]:
+    return {"session_id": session, "cwd": str(cwd), "hook_event_name": "PostToolUse", "tool_name": tool,
+            "tool_input": {"file_path": str(cwd / path)}, "tool_response": {"success": True},
+            "tool_use_id": f"toolu_{next(_call):08d}"}
+
+
+def session_start(cwd: Path, session: str) -> dict[str, Any]:
+    return {"session_id": session, "cwd": str(cwd), "hook_event_name": "SessionStart", "source": "startup"}
+
+
+def clone_of(remote: Path, dest: Path) -> Path:
+    c.git("clone", "--quiet", remote, dest)
+    (dest / "src").mkdir()
+    (dest / "src" / "app.py").write_text("print('app')\n")
+    c.git("add", "src/app.py", cwd=dest)
+    c.git("commit", "--quiet", "-m", "first", cwd=dest)
+    c.git("push", "--quiet", "origin", "HEAD:main", cwd=dest)
+    return dest
+
+
+def setup(base: Path) -> tuple[Machine, Machine, list[Path], Path]:
+    a, b = Machine(base, "a"), Machine(base, "b")
+    repos = []
+    for n in range(REPOS):
+        remote = base / f"remote{n}.git"
+        c.git("init", "--quiet", "--bare", "--initial-branch=main", remote)
+        repo = clone_of(remote, base / f"r{n}")
+        a.gitive("init", "--person", "alice", "--machine", "a", cwd=repo)
+        a.gitive("sync", cwd=repo)
+        repos.append(repo)
+    # One agent writes to one session again and again here: lift the loop guard (8 in a row) and the rate limit
+    # (30 in 10 minutes) so the figures are transport, not trust (the tests cover both limits).
+    (a.home / "config.yaml").write_text("rate_limit: {messages: 100000}\nloop_guard: {max_consecutive: 100000}\n")
+    code = a.gitive("invite", cwd=repos[0]).strip()
+    b_clone = base / "b0"
+    c.git("clone", "--quiet", base / "remote0.git", b_clone)
+    b.gitive("join", code, "--person", "bob", "--machine", "b", cwd=b_clone)
+    a.gitive("sync", cwd=repos[0])
+    return a, b, repos, b_clone
+
+
+def sessions_of(repos: list[Path]) -> list[tuple[Path, str]]:
+    """20 sessions over the repositories; the first session of r0 keeps the name r0-claude."""
+    return [(repos[i % REPOS], f"s{i:02d}") for i in range(SESSIONS)]
+
+
+@contextlib.contextmanager
+def daemon(machine: Machine, cwd: Path) -> Iterator[int]:
+    pid = int(json.loads(machine.gitive("daemon", "start", "--interval", "1", "--json", cwd=cwd))["pid"])
+    try:
+        yield pid
+    finally:
+        with contextlib.suppress(RuntimeError):
+            machine.gitive("daemon", "stop", cwd=cwd)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+
+
+def rss_kib(pid: int) -> int | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+class Sampler(threading.Thread):
+    """VmRSS of ``pid`` every ``every`` seconds until stopped: (seconds since start, KiB)."""
+
+    def __init__(self, pid: int, every: float = 10.0) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.every = pid, every
+        self.samples: list[tuple[float, int]] = []
+        self.halt = threading.Event()
+        self.started_at = time.monotonic()
+
+    def run(self) -> None:
+        while True:
+            value = rss_kib(self.pid)
+            if value is not None:
+                self.samples.append((time.monotonic() - self.started_at, value))
+            if self.halt.wait(self.every):
+                return
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def latency(a: Machine, b: Machine, r0: Path, b_clone: Path, count: int) -> list[float]:
+    seconds = []
+    for n in range(count):
+        start = time.perf_counter()
+        sent = json.loads(b.gitive("send", TARGET_SESSION, f"latency probe {n}", "--from", "bob/b-claude",
+                                   "--json", cwd=b_clone))
+        while True:
+            _, out = a.hook("post-tool", tool_call(r0, "s00", "README", tool="Read"))
+            elapsed = time.perf_counter() - start
+            if sent["id"] in out or elapsed > GIVE_UP_S:
+                seconds.append(min(elapsed, GIVE_UP_S))
+                break
+            time.sleep(0.05)
+        print(f"    message {n + 1}/{count}: {elapsed:.2f} s", file=sys.stderr, flush=True)
+    return seconds
+
+
+def hook_with_queued_item(a: Machine, r1: Path, runs: int) -> tuple[list[float], list[float], int]:
+    from gitive.daemon.ulid import new_ulid
+
+    a.hook("session-start", session_start(r1, "hq"))
+    time.sleep(6)  # one presence round (every 5 s) names the new session
+    db = sqlite3.connect(a.home / "daemon.sqlite", timeout=10, isolation_level=None)
+    name = db.execute("SELECT name FROM sessions WHERE key = 'claude:hq'").fetchone()[0]
+    hooks, bare, shown = [], [], 0
+    for n in range(runs + 3):
+        message = new_ulid()
+        db.execute("INSERT INTO inbox (id, sender, sender_machine, to_session, body, from_person, state, "
+                   "received_at) VALUES (?, 'bob/b-claude', 'bench', ?, ?, 0, 'queued', ?)",
+                   (message, name, f"queued item {n}", int(time.time() * 1000)))
+        wall, out = a.hook("post-tool", tool_call(r1, "hq", "src/app.py", tool="Read"))
+        bare_wall = c.time_command([sys.executable, "-c", "pass"], cwd=r1)
+        if n >= 3:  # warm-up runs are not counted
+            hooks.append(wall)
+            bare.append(bare_wall)
+            shown += message in out
+        # Items a hook gave up on are in flight for 90 s: take them out so every run has exactly one.
+        db.execute("DELETE FROM inbox WHERE id = ? AND state != 'delivered'", (message,))
+        time.sleep(0.2)
+    db.close()
+    return hooks, bare, shown
+
+
+def activity(a: Machine, b: Machine, sessions: list[tuple[Path, str]], b_clone: Path, stop: threading.Event
+             ) -> None:
+    """Every 10 s three sessions make a tool call; every 30 s B sends a message."""
+    tick = 0
+    while not stop.wait(10.0):
+        for repo, session in sessions[(tick * 3) % SESSIONS:][:3]:
+            a.hook("post-tool", tool_call(repo, session, "src/app.py"))
+        if tick % 3 == 2:
+            with contextlib.suppress(RuntimeError):
+                b.gitive("send", TARGET_SESSION, f"background {tick}", "--from", "bob/b-claude", cwd=b_clone)
+        tick += 1
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minutes", type=float, default=10.0, help="memory sampling window (default 10)")
+    parser.add_argument("--messages", type=int, default=20, help="latency samples (default 20)")
+    parser.add_argument("--runs", type=int, default=50, help="hook runs with a queued item (default 50)")
+    parser.add_argument("--keep", action="store_true", help="keep the temp directory")
+    args = parser.parse_args()
+
+    base = Path(tempfile.mkdtemp(prefix="gvb-", dir="/tmp"))
+    c.hermetic_git(base / "git")
+    try:
+        with c.step("founding three teams on A, joining the first from B"):
+            a, b, repos, b_clone = setup(base)
+        sessions = sessions_of(repos)
+        with c.step(f"starting {SESSIONS} sessions on A through gitive-hook"):
+            for repo, session in sessions:
+                a.hook("session-start", session_start(repo, session))
+                a.hook("post-tool", tool_call(repo, session, "src/app.py"))
+        with daemon(a, repos[0]) as pid, daemon(b, b_clone):
+            sampler = Sampler(pid)
+            sampler.start()
+            stop = threading.Event()
+            with c.step("waiting for B to see alice/r0-claude"):
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:
+                    b.gitive("sync", cwd=b_clone)
+                    who = json.loads(b.gitive("who", "--json", cwd=b_clone))
+                    if TARGET_SESSION in {r["address"] for r in who}:
+                        break
+                    time.sleep(0.5)
+                else:
+                    raise SystemExit(f"B never saw {TARGET_SESSION}")
+            background = threading.Thread(target=activity, args=(a, b, sessions, b_clone, stop), daemon=True)
+            with c.step(f"latency of {args.messages} messages"):
+                lat = latency(a, b, repos[0], b_clone, args.messages)
+            background.start()
+            with c.step(f"{args.runs} hook runs with a queued item"):
+                hooks, bare, shown = hook_with_queued_item(a, repos[1], args.runs)
+            left = args.minutes * 60 - (time.monotonic() - sampler.started_at)
+            with c.step(f"sampling memory for {max(0.0, left):.0f} s more"):
+                if left > 0:
+                    time.sleep(left)
+            stop.set()
+            sampler.halt.set()
+            sampler.join()
+            served = json.loads(a.gitive("daemon", "status", "--json", cwd=repos[0]))
+            live_sessions = sum(1 for r in json.loads(a.gitive("who", "--json", cwd=repos[0])) if r["live"])
+        report(args, lat, hooks, bare, shown, sampler.samples, served, live_sessions)
+    finally:
+        if not args.keep:
+            shutil.rmtree(base, ignore_errors=True)
+    return 0
+
+
+def report(args: argparse.Namespace, lat: list[float], hooks: list[float], bare: list[float], shown: int,
+           samples: list[tuple[float, int]], served: dict[str, Any], live_sessions: int) -> None:
+    print(f"gitive live benchmark ({c.load()}; {len(served.get('repos', []))} repositories served)")
+    print(f"message latency, send on B to hook output on A, sync interval 1 s ({len(lat)} messages): "
+          f"p50 {lat and statistics.median(lat):.2f} s, p95 {lat and pct(lat, 0.95):.2f} s, "
+          f"max {lat and max(lat):.2f} s")
+    hp50, hp95, bp50 = statistics.median(hooks), pct(hooks, 0.95), statistics.median(bare)
+    print(f"hook with a queued item ({len(hooks)} runs): p50 {c.ms(hp50)}, p95 {c.ms(hp95)}; python -c pass p50 "
+          f"{c.ms(bp50)}; ratio {hp50 / bp50:.1f}x ({c.target(hp50 <= 3 * bp50)}: <= 3x; p95 "
+          f"{c.target(hp95 <= 0.150)}: <= 150 ms); printed the queued item in {shown}/{len(hooks)} runs")
+    values = [kib for _, kib in samples]
+    after_warmup = [kib for t, kib in samples if t >= 60]
+    span = "after the first minute" if len(after_warmup) > 1 else "over the whole run (under a minute)"
+    after_warmup = after_warmup if len(after_warmup) > 1 else values
+    growth = after_warmup[-1] - after_warmup[0]
+    print(f"daemon RSS over {samples[-1][0] / 60:.1f} min ({len(samples)} samples every 10 s, {live_sessions} live "
+          f"sessions at the end): first {values[0] / 1024:.1f} MB, last {values[-1] / 1024:.1f} MB, "
+          f"min {min(values) / 1024:.1f} MB, max {max(values) / 1024:.1f} MB; growth {span} "
+          f"{growth / 1024:+.1f} MB ({c.target(max(values) <= 120 * 1024)}: <= 120 MB)")
+    print("RSS samples (s, MB): " + ", ".join(f"{t:.0f}:{kib / 1024:.1f}" for t, kib in samples))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
