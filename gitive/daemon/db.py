@@ -11,10 +11,10 @@ from gitive.core.home import ensure_home
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions(key TEXT PRIMARY KEY, harness TEXT NOT NULL, session_id TEXT NOT NULL,
     name TEXT NOT NULL, repo TEXT, first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS inbox(id TEXT PRIMARY KEY, sender TEXT NOT NULL, sender_machine TEXT NOT NULL,
+CREATE TABLE IF NOT EXISTS inbox(id TEXT NOT NULL, sender TEXT NOT NULL, sender_machine TEXT NOT NULL,
     to_session TEXT NOT NULL, body TEXT NOT NULL, from_person INTEGER NOT NULL, reply_to TEXT,
     state TEXT NOT NULL, reason TEXT, received_at INTEGER NOT NULL, inflight_at INTEGER,
-    delivered_at INTEGER, read_at INTEGER, delivered_to TEXT);
+    delivered_at INTEGER, read_at INTEGER, ack_signed TEXT, PRIMARY KEY(id, to_session));
 CREATE INDEX IF NOT EXISTS inbox_session ON inbox(to_session, state);
 CREATE TABLE IF NOT EXISTS notices(key TEXT PRIMARY KEY, session TEXT NOT NULL, text TEXT NOT NULL,
     at INTEGER NOT NULL, state TEXT NOT NULL, inflight_at INTEGER);

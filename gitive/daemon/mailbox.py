@@ -77,11 +77,11 @@ def ingest(index: sqlite3.Connection, db: sqlite3.Connection, me: str, my_person
             verdict = admit({"id": record["id"], "from": record["from"], "to": f"{my_person}/{session}",
                              "body": record["body"], "machine": author, "from_person": record["from_person"]})
             state = {"accept": "queued", "hold": "held", "refuse": "refused"}[verdict.action]
-            db.execute("INSERT OR IGNORE INTO inbox (id, sender, sender_machine, to_session, body, from_person, "
-                       "reply_to, state, reason, received_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                       (record["id"], record["from"], author, session, record["body"], int(record["from_person"]),
-                        record.get("reply_to"), state, verdict.reason if state != "queued" else None, now_ms()))
-            added += 1
+            added += db.execute(
+                "INSERT OR IGNORE INTO inbox (id, sender, sender_machine, to_session, body, from_person, reply_to, "
+                "state, reason, received_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (record["id"], record["from"], author, session, record["body"], int(record["from_person"]),
+                 record.get("reply_to"), state, verdict.reason if state != "queued" else None, now_ms())).rowcount
     db.execute("INSERT INTO meta VALUES ('mail_rowid', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                (str(cursor),))
     return added
@@ -95,17 +95,28 @@ def frame(row: tuple[Any, ...]) -> str:
             f"with send_message to \"{sender}\".)")
 
 
+REPLY_BUDGET = 8000  # characters of queued items per hook reply (Claude Code cuts context at 10,000)
+
+
 def pending(db: sqlite3.Connection, session: str, now: int | None = None) -> list[dict[str, Any]]:
-    """Hand out what waits for ``session`` (queued, or in flight longer than 90 s) and mark it in flight."""
+    """Hand out what waits for ``session`` (queued, or in flight longer than 90 s) and mark it in flight.
+
+    At most ``REPLY_BUDGET`` characters go out at once (always at least one item); the rest waits its turn.
+    """
     now = now if now is not None else now_ms()
     rows = db.execute(
         "SELECT id, sender, body, from_person FROM inbox WHERE to_session = ? AND (state = 'queued' OR "
         "(state = 'inflight' AND inflight_at < ?)) ORDER BY id", (session, now - INFLIGHT_MS)).fetchall()
-    items = []
+    items: list[dict[str, Any]] = []
+    used = 0
     for row in rows:
+        text = frame(row)
+        if items and used + len(text) > REPLY_BUDGET:
+            break
+        used += len(text)
         db.execute("UPDATE inbox SET state = 'inflight', inflight_at = ? WHERE id = ? AND to_session = ?",
                    (now, row[0], session))
-        items.append({"id": row[0], "kind": "message", "from": row[1], "frame": frame(row)})
+        items.append({"id": row[0], "kind": "message", "from": row[1], "frame": text})
     notes = db.execute("SELECT key, text FROM notices WHERE session = ? AND (state = 'queued' OR "
                        "(state = 'inflight' AND inflight_at < ?))", (session, now - INFLIGHT_MS)).fetchall()
     for key, text in notes:
@@ -133,10 +144,27 @@ def confirm(hive: Hive | None, db: sqlite3.Connection, ids: list[str], session: 
             done.append(item)
         db.execute("UPDATE notices SET state = 'delivered' WHERE key = ? AND session = ?", (item, session))
     if hive is not None:
-        for item in done:
-            logs.append(hive.store, hive.key, hive.team_id, "mail", TEAM_SCOPE,
-                        {"type": "ack", "message": item, "state": state, "session": session})
+        sign_acks(hive, db)
     return done
+
+
+def sign_acks(hive: Hive, db: sqlite3.Connection) -> int:
+    """Sign the acks owed (``delivered``, ``read``) into this machine's mail log; return how many.
+
+    Kept apart from delivery so a hook never waits on signing: the daemon signs before each sync.
+    """
+    owed = db.execute("SELECT id, to_session, state, ack_signed FROM inbox WHERE state IN ('delivered', 'read') AND "
+                      "(ack_signed IS NULL OR ack_signed != state)").fetchall()
+    signed = 0
+    for message_id, session, state, done in owed:
+        # delivered, then read: a message read before the daemon signed anything still gets both acks
+        steps = ["delivered", "read"][: ["delivered", "read"].index(state) + 1]
+        for step in steps[steps.index(done) + 1:] if done in steps else steps:
+            logs.append(hive.store, hive.key, hive.team_id, "mail", TEAM_SCOPE,
+                        {"type": "ack", "message": message_id, "state": step, "session": session})
+            signed += 1
+        db.execute("UPDATE inbox SET ack_signed = ? WHERE id = ? AND to_session = ?", (state, message_id, session))
+    return signed
 
 
 def held(db: sqlite3.Connection) -> list[dict[str, Any]]:

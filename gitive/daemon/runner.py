@@ -122,5 +122,7 @@ def run(interval: float = 30.0, repo: str | None = None) -> int:
         server.shutdown()
         server.server_close()
         (home / SOCKET).unlink(missing_ok=True)
+        lock.seek(0)
+        lock.truncate()  # no stale pid for `gitive daemon stop` to signal later
         lock.close()
     return 0

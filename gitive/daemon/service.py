@@ -120,6 +120,8 @@ class Service:
                 continue
             try:
                 with self.lock:
+                    with daemon_db.connect() as db:
+                        mailbox.sign_acks(hive, db)  # acks owed go out with this sync
                     report = sync_run(hive)
                 state["last_sync"] = now_ms()
                 state["unreachable"] = report.unreachable
@@ -170,20 +172,22 @@ class Service:
         name = self.session_name(harness, session)
         if name is None:
             return []
-        with self.lock, daemon_db.connect() as db:
+        # No service lock here: a hook waits at most 150 ms, and SQLite orders the writes. Acks are signed
+        # later, before the next sync, so nothing slow happens on a hook's path.
+        with daemon_db.connect() as db:
             # The session took another turn since its last delivery: what was delivered has been read.
             read = [r[0] for r in db.execute("SELECT id FROM inbox WHERE to_session = ? AND state = 'delivered'",
                                              (name,))]
             if read:
-                mailbox.confirm(self._hive_for_session(name), db, read, name, "read")
+                mailbox.confirm(None, db, read, name, "read")
             return mailbox.pending(db, name)
 
     def delivered(self, harness: str, session: str, ids: list[str]) -> list[str]:
         name = self.session_name(harness, session)
         if name is None:
             return []
-        with self.lock, daemon_db.connect() as db:
-            done = mailbox.confirm(self._hive_for_session(name), db, ids, name, "delivered")
+        with daemon_db.connect() as db:
+            done = mailbox.confirm(None, db, ids, name, "delivered")
         for item in done:
             events.append(events.make("team.message.injected", harness=harness, session=session,
                                       message={"id": item}, delivery={"tier": "turn"}))
