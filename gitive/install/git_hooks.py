@@ -53,7 +53,7 @@ def template(hook: str) -> Path:
     Raises:
         GitiveError: the script is missing (an installation without the ``hooks/`` folder).
     """
-    path = Path(gitive.__file__).resolve().parent.parent / "hooks" / hook
+    path = Path(gitive.__file__).resolve().parent / "hooks" / hook
     if not path.is_file():
         raise GitiveError(f"the hook script {path} is missing; reinstall gitive from a full source tree")
     return path

@@ -37,7 +37,7 @@ def hook_source() -> Path:
     Raises:
         GitiveError: the script is not there (an installation without the ``hooks/`` folder).
     """
-    path = Path(gitive.__file__).resolve().parent.parent / "hooks" / HOOK
+    path = Path(gitive.__file__).resolve().parent / "hooks" / HOOK
     if not path.is_file():
         raise GitiveError(f"the guard script {path} is missing; reinstall gitive from a full source tree")
     return path
