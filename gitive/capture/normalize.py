@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from gitive.capture import events
-from gitive.capture.adapters.base import READ_TOOLS, SHELL_TOOLS, TODO_TOOLS, WRITE_TOOLS, Adapter
+from gitive.capture.adapters.base import READ_TOOLS, SHELL_TOOLS, PLAN_TOOLS, WRITE_TOOLS, Adapter
 from gitive.capture.redact import redact_text
 
 ACTIONS = {"session-start": "session.start", "prompt": "prompt.submitted", "post-tool": "tool.completed",
@@ -102,7 +102,7 @@ def tool_fields(adapter: Adapter, payload: dict[str, Any], root: Path | None) ->
         if isinstance(command, list):
             command = " ".join(str(c) for c in command)
         fields["command"] = {"command": redact_text(str(command or ""))[:2000], "exit_code": _exit_code(response)}
-    if lowered in TODO_TOOLS and (doing := _doing(tool_input)):
+    if lowered in PLAN_TOOLS and (doing := _doing(tool_input)):
         fields["doing"] = doing
     fields["output"] = {"text": _output_text(response)}
     return fields

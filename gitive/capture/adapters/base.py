@@ -13,7 +13,7 @@ READ_TOOLS = {"read", "read_file", "view", "glob", "grep", "ls", "notebookread",
 WRITE_TOOLS = {"edit", "write", "multiedit", "notebookedit", "apply_patch", "write_file", "replace", "create",
                "str_replace_editor", "edit_file"}
 SHELL_TOOLS = {"bash", "shell", "run_shell_command", "terminal", "exec_command", "local_shell"}
-TODO_TOOLS = {"todowrite", "update_plan", "write_todos"}
+PLAN_TOOLS = {"todowrite", "update_plan", "write_todos"}
 
 
 class Adapter:
