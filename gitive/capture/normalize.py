@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from gitive.capture import events
-from gitive.capture.adapters.base import READ_TOOLS, SHELL_TOOLS, PLAN_TOOLS, WRITE_TOOLS, Adapter
+from gitive.capture.adapters.base import PLAN_TOOLS, READ_TOOLS, SHELL_TOOLS, WRITE_TOOLS, Adapter
 from gitive.capture.redact import redact_text
 
 ACTIONS = {"session-start": "session.start", "prompt": "prompt.submitted", "post-tool": "tool.completed",
