@@ -129,3 +129,34 @@ def step(label: str) -> Iterator[None]:
     start = time.perf_counter()
     yield
     print(f" {time.perf_counter() - start:.1f} s", flush=True, file=sys.stderr)
+
+
+@contextmanager
+def in_dir(work: Path, home: Path) -> Iterator[None]:
+    """Run inside ``work`` with ``GITIVE_HOME=home`` (as the CLI would on that machine)."""
+    old_cwd, old_home = Path.cwd(), os.environ.get("GITIVE_HOME")
+    os.chdir(work)
+    os.environ["GITIVE_HOME"] = str(home)
+    try:
+        yield
+    finally:
+        os.chdir(old_cwd)
+        os.environ.pop("GITIVE_NOW_MS", None)
+        if old_home is None:
+            os.environ.pop("GITIVE_HOME", None)
+        else:
+            os.environ["GITIVE_HOME"] = old_home
+
+
+def seed_repo(target: Path, paths: Sequence[str]) -> tuple[Path, Path, Path]:
+    """A bare remote and a clone whose first commit holds ``paths``; return (remote, work, home)."""
+    remote, work, home = target / "remote.git", target / "work", target / "home"
+    git("init", "--quiet", "--bare", remote)
+    git("clone", "--quiet", f"file://{remote}", work)
+    for path in paths:
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_text(f"# {path}\n")
+    git("add", "--", *paths, cwd=work)
+    git("commit", "--quiet", "-m", "the application", cwd=work)
+    git("push", "--quiet", "origin", "HEAD:refs/heads/main", cwd=work)
+    return remote, work, home

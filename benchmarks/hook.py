@@ -43,7 +43,6 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -77,21 +76,6 @@ def lesson(n: int, paths: list[str]) -> tuple[str, str, list[str]]:
     return text, KINDS[n % len(KINDS)], list(dict.fromkeys(cited))
 
 
-@contextlib.contextmanager
-def in_dir(work: Path, home: Path) -> Iterator[None]:
-    old_cwd, old_home = Path.cwd(), os.environ.get("GITIVE_HOME")
-    os.chdir(work)
-    os.environ["GITIVE_HOME"] = str(home)
-    try:
-        yield
-    finally:
-        os.chdir(old_cwd)
-        if old_home is None:
-            os.environ.pop("GITIVE_HOME", None)
-        else:
-            os.environ["GITIVE_HOME"] = old_home
-
-
 def build(target: Path, lessons: int) -> dict[str, Any]:
     """A hive with ``lessons`` lessons written through the real propose and review calls."""
     from gitive.cli.main import run
@@ -101,18 +85,10 @@ def build(target: Path, lessons: int) -> dict[str, Any]:
     from gitive.team.hive import open_hive
 
     shutil.rmtree(target, ignore_errors=True)
-    remote, work, home = target / "remote.git", target / "work", target / "home"
-    c.git("init", "--quiet", "--bare", remote)
-    c.git("clone", "--quiet", f"file://{remote}", work)
     paths = files()
-    for path in paths:
-        (work / path).parent.mkdir(parents=True, exist_ok=True)
-        (work / path).write_text(f"# {path}\n")
-    c.git("add", "--", *paths, cwd=work)
-    c.git("commit", "--quiet", "-m", "the application", cwd=work)
-    c.git("push", "--quiet", "origin", "HEAD:refs/heads/main", cwd=work)
+    _, work, home = c.seed_repo(target, paths)
     start = time.perf_counter()
-    with in_dir(work, home):
+    with c.in_dir(work, home):
         with contextlib.redirect_stdout(sys.stderr):
             if run(["init", "--person", "alice", "--machine", "bench-box"]) != 0:
                 raise RuntimeError("gitive init failed")

@@ -34,7 +34,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -98,21 +97,6 @@ def _lesson(n: int, files: list[str]) -> tuple[str, str, list[str]]:
     return text, KINDS[n % len(KINDS)], list(dict.fromkeys(cited))
 
 
-@contextlib.contextmanager
-def in_dir(work: Path, home: Path) -> Iterator[None]:
-    old_cwd, old_home = Path.cwd(), os.environ.get("GITIVE_HOME")
-    os.chdir(work)
-    os.environ["GITIVE_HOME"] = str(home)
-    try:
-        yield
-    finally:
-        os.chdir(old_cwd)
-        if old_home is None:
-            os.environ.pop("GITIVE_HOME", None)
-        else:
-            os.environ["GITIVE_HOME"] = old_home
-
-
 def build(target: Path, lessons: int) -> dict[str, Any]:
     from gitive.cli.main import run
     from gitive.index.refresh import fresh_index
@@ -121,18 +105,10 @@ def build(target: Path, lessons: int) -> dict[str, Any]:
     from gitive.team.hive import open_hive
 
     shutil.rmtree(target, ignore_errors=True)
-    remote, work, home = target / "remote.git", target / "work", target / "home"
-    c.git("init", "--quiet", "--bare", remote)
-    c.git("clone", "--quiet", f"file://{remote}", work)
     files = _files()
-    for path in files:
-        (work / path).parent.mkdir(parents=True, exist_ok=True)
-        (work / path).write_text(f"# {path}\n")
-    c.git("add", "--", *files, cwd=work)
-    c.git("commit", "--quiet", "-m", "the application", cwd=work)
-    c.git("push", "--quiet", "origin", "HEAD:refs/heads/main", cwd=work)
+    _, work, home = c.seed_repo(target, files)
     start = time.perf_counter()
-    with in_dir(work, home):
+    with c.in_dir(work, home):
         with contextlib.redirect_stdout(sys.stderr):
             if run(["init", "--person", "alice", "--machine", "bench-box"]) != 0:
                 raise RuntimeError("gitive init failed")
@@ -248,7 +224,7 @@ def measure_inprocess(work: Path, home: Path, rounds: int) -> dict[str, Any]:
     from gitive.team.hive import open_hive
 
     library, recall = [], []
-    with in_dir(work, home), memory.index_kept_open(work):  # as the server holds it
+    with c.in_dir(work, home), memory.index_kept_open(work):  # as the server holds it
         for args_ in calls()[:5]:
             memory.search_memory(work, **args_)
         cpu = time.process_time()

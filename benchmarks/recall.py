@@ -55,28 +55,11 @@ TOP = 10
 
 
 @contextlib.contextmanager
-def in_dir(work: Path, home: Path) -> Iterator[None]:
-    """Run inside ``work`` with ``GITIVE_HOME=home`` (as the CLI would on that machine)."""
-    old_cwd, old_home = Path.cwd(), os.environ.get("GITIVE_HOME")
-    os.chdir(work)
-    os.environ["GITIVE_HOME"] = str(home)
-    try:
-        yield
-    finally:
-        os.chdir(old_cwd)
-        os.environ.pop("GITIVE_NOW_MS", None)
-        if old_home is None:
-            os.environ.pop("GITIVE_HOME", None)
-        else:
-            os.environ["GITIVE_HOME"] = old_home
-
-
-@contextlib.contextmanager
 def in_hive(work: Path, home: Path) -> Iterator[Any]:
     """:func:`in_dir`, yielding the opened hive."""
     from gitive.team.hive import open_hive
 
-    with in_dir(work, home):
+    with c.in_dir(work, home):
         yield open_hive(work)
 
 
@@ -152,7 +135,7 @@ def build_labelled(target: Path) -> dict[str, Any]:
     now = int(time.time() * 1000)
     stamps = _stamps(lessons, now, 400)
     ids: dict[str, str] = {}
-    with in_dir(work, home), contextlib.redirect_stdout(sys.stderr):
+    with c.in_dir(work, home), contextlib.redirect_stdout(sys.stderr):
         if run(["init", "--person", "alice", "--machine", "bench-box"]) != 0:
             raise RuntimeError("gitive init failed")
     with in_hive(work, home) as hive:
