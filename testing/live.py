@@ -238,18 +238,12 @@ def send_many(machine: Machine, to: str, messages: list[tuple[str, str]], *, fro
               ) -> list[str]:
     """Send each ``(sender, body)`` of ``messages`` to ``to`` from ``machine`` (one directory look-up)."""
     from gitive.daemon import mailbox
-    from gitive.index import queries
-    from gitive.index.refresh import fresh_index
-    from gitive.team.hive import open_hive
+    from gitive.daemon.service import team_view
 
     with on(machine):
-        hive = open_hive(machine.clone)
-        with fresh_index(hive) as (conn, _):
-            persons = {m["person"] for m in queries.members(conn)}
-        result = service_for(machine).refresh_presence(publish=False)
-        rows = [row for store in result.values() for row in store["directory"]]
-        return [mailbox.send(hive, rows, persons, sender=sender, to=to, body=body, from_person=from_person).id
-                for sender, body in messages]
+        view = team_view(machine.clone)
+        return [mailbox.send(view.hive, view.directory, view.persons, sender=sender, to=to, body=body,
+                             from_person=from_person).id for sender, body in messages]
 
 
 # --- the daemon as a real process ---------------------------------------------------------------------------

@@ -19,24 +19,9 @@ def register(app: typer.Typer) -> None:
 
 
 def _directory() -> tuple[Any, list[dict[str, Any]], set[str], str]:
-    from gitive.daemon.service import Service
-    from gitive.index import queries
-    from gitive.index.refresh import fresh_index
-    from gitive.team.hive import open_hive
+    from gitive.daemon.service import team_view
 
-    hive = open_hive()
-    service = Service()
-    service.add_repo(hive.project.workdir or hive.project.path)
-    with fresh_index(hive) as (conn, _):
-        members = queries.members(conn)
-    me = next((m for m in members if m["machine"] == hive.me), None)
-    if me is None:
-        from gitive.errors import NoTeam
-
-        raise NoTeam("this machine is not a member of the team; see `gitive team`")
-    result = service.refresh_presence(publish=False)
-    rows = [row for store in result.values() for row in store["directory"]]
-    return hive, rows, {m["person"] for m in members}, me["person"]
+    return team_view()
 
 
 def who(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),

@@ -11,13 +11,13 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gitive.capture import events, locate
 from gitive.core.clock import now_ms
 from gitive.daemon import db as daemon_db
 from gitive.daemon import mailbox, overlap, presence
-from gitive.errors import GitiveError
+from gitive.errors import GitiveError, NoTeam
 from gitive.index import queries
 from gitive.index.refresh import fresh_index
 from gitive.index.sync import run as sync_run
@@ -76,27 +76,35 @@ class Service:
         with fresh_index(hive) as (conn, _):
             members = {m["machine"]: m for m in queries.members(conn)}
         me = members.get(hive.me)
-        return members, me["person"] if me else None
+        return members, me["person"] if me and me["active"] else None
 
-    def refresh_presence(self, force: bool = False, publish: bool = True) -> dict[str, Any]:
+    def _local_view(self, hive: Hive, db: Any) -> tuple[dict[str, dict[str, Any]], str, list[dict[str, Any]],
+                                                       dict[str, Any]] | None:
+        """Roster, this machine's person, its live sessions of this team, and their snapshot."""
+        members, person = self._roster(hive)
+        if person is None:
+            return None
+        peers = presence.peers(hive, members)
+        mine_peer_names = {s.get("name") for p in peers if p.get("person") == person
+                           for s in p.get("sessions") or [] if isinstance(s, dict)}
+        sessions = [s for s in presence.collect(db, {n for n in mine_peer_names if n})
+                    if _team_of(s.get("repo")) == hive.team_id]  # never publish another team's work
+        return members, person, sessions, presence.snapshot(hive.me, person, members[hive.me]["name"], sessions)
+
+    def refresh_presence(self, force: bool = False) -> dict[str, Any]:
         """Recompute this machine's sessions, publish them (at most every 15 s), queue overlap notices."""
         result: dict[str, Any] = {}
         with self.lock, daemon_db.connect() as db:
             for store, hive in self.hives().items():
-                members, person = self._roster(hive)
-                if person is None:
+                view = self._local_view(hive, db)
+                if view is None:
                     continue
-                peers = presence.peers(hive, members)
-                mine_peer_names = {s.get("name") for p in peers if p.get("person") == person
-                                   for s in p.get("sessions") or [] if isinstance(s, dict)}
-                sessions = [s for s in presence.collect(db, {n for n in mine_peer_names if n})
-                            if _team_of(s.get("repo")) == hive.team_id]  # never publish another team's work
-                snap = presence.snapshot(hive.me, person, members[hive.me]["name"], sessions)
+                members, person, sessions, snap = view
                 now = now_ms()
                 # Nothing to say before the first session: publishing an empty snapshot would only make the
                 # first real one wait out the 15 s limit.
                 first = store not in self.last_publish and not sessions
-                due = publish and not first and (force or now - self.last_publish.get(store, 0) >= PUBLISH_EVERY_MS)
+                due = not first and (force or now - self.last_publish.get(store, 0) >= PUBLISH_EVERY_MS)
                 if due and presence.publish(hive, snap):
                     self.last_publish[store] = now
                 _note_prompts(db, sessions, person)
@@ -208,6 +216,32 @@ class Service:
         return {"pid": os.getpid(), "started": self.started, "interval": self.interval,
                 "hives": {s: {k: v for k, v in st.items() if k != "next"} for s, st in self.status.items()},
                 "repos": [str(Path(h.project.workdir or h.project.path)) for h in self.hives().values()]}
+
+
+class TeamView(NamedTuple):
+    """The team as one repository's hive sees it now: every known session, and who this machine is."""
+
+    hive: Hive
+    directory: list[dict[str, Any]]
+    persons: set[str]
+    person: str
+
+
+def team_view(repo: str | os.PathLike[str] | None = None) -> TeamView:
+    """Read-only: this machine's live sessions and its peers' published ones (nothing published or queued).
+
+    Raises:
+        NoTeam: this machine is not an active member of the repository's team.
+    """
+    hive = open_hive(repo)
+    service = Service()
+    with daemon_db.connect() as db:
+        view = service._local_view(hive, db)
+    if view is None:
+        raise NoTeam("this machine is not an active member of the team; see `gitive team`")
+    members, person, _, snap = view
+    return TeamView(hive, presence.directory(hive, snap, members), {m["person"] for m in members.values()},
+                    person)
 
 
 def load_config() -> dict[str, Any]:

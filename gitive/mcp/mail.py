@@ -11,22 +11,9 @@ from gitive.errors import GitiveError
 
 
 def _context(repo: Path | str | None) -> tuple[Any, list[dict[str, Any]], set[str], str]:
-    from gitive.daemon.service import Service
-    from gitive.index import queries
-    from gitive.index.refresh import fresh_index
-    from gitive.team.hive import open_hive
+    from gitive.daemon.service import team_view
 
-    hive = open_hive(repo)
-    service = Service()
-    service.add_repo(hive.project.workdir or hive.project.path)
-    with fresh_index(hive) as (conn, _):
-        members = queries.members(conn)
-    me = next((m for m in members if m["machine"] == hive.me and m["active"]), None)
-    if me is None:
-        raise GitiveError("this machine is not an active member of the team")
-    result = service.refresh_presence(publish=False)
-    rows = [row for store in result.values() for row in store["directory"]]
-    return hive, rows, {m["person"] for m in members}, me["person"]
+    return team_view(repo)
 
 
 def _my_session(rows: list[dict[str, Any]], person: str, hive: Any, session: str | None) -> str:
