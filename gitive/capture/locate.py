@@ -42,7 +42,12 @@ def find(cwd: str | os.PathLike[str]) -> Located | None:
 
 def read_config(git_dir: Path) -> dict[str, str]:
     """``section.subsection.key`` -> last value, for the simple values gitive writes (no includes)."""
-    out: dict[str, str] = {}
+    return {key: values[-1] for key, values in read_config_all(git_dir).items()}
+
+
+def read_config_all(git_dir: Path) -> dict[str, list[str]]:
+    """``section.subsection.key`` -> every value, in file order (multi-valued keys like ``hive.remote``)."""
+    out: dict[str, list[str]] = {}
     section = ""
     try:
         lines = (git_dir / "config").read_text(errors="replace").splitlines()
@@ -56,7 +61,7 @@ def read_config(git_dir: Path) -> dict[str, str]:
             value = (m.group(2) or "true").strip()
             if len(value) >= 2 and value[0] == value[-1] == '"':
                 value = value[1:-1]
-            out[f"{section}.{m.group(1).lower()}"] = value
+            out.setdefault(f"{section}.{m.group(1).lower()}", []).append(value)
     return out
 
 

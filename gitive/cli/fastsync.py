@@ -19,35 +19,15 @@ from urllib.parse import quote
 
 from gitive.capture import locate
 from gitive.core.home import gitive_home
+from gitive.store.git import no_git_env  # stdlib only: the one place that decides a git child's environment
 
 
 def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str] | None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in (
-        "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_EXEC_PATH")}
-    env.setdefault("GIT_TERMINAL_PROMPT", "0")
     try:
-        return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True,
+        return subprocess.run(["git", *args], cwd=cwd, env=no_git_env(), capture_output=True, text=True,
                               stdin=subprocess.DEVNULL, timeout=120)
     except (OSError, subprocess.TimeoutExpired):
         return None
-
-
-def _hive_remotes(git_dir: Path) -> list[str]:
-    """Every ``hive.remote`` value (a multi-valued key the simple config reader keeps only the last of)."""
-    out, section = [], ""
-    try:
-        lines = (git_dir / "config").read_text(errors="replace").splitlines()
-    except OSError:
-        return out
-    for line in lines:
-        stripped = line.strip()
-        if stripped.startswith("["):
-            section = stripped.strip("[]").strip().lower()
-        elif section == "hive" and stripped.lower().startswith("remote"):
-            _, _, value = stripped.partition("=")
-            if value.strip():
-                out.append(value.strip().strip('"'))
-    return out
 
 
 def _hive_tips(git_dir: Path) -> dict[str, str] | None:
@@ -104,10 +84,10 @@ def try_noop(argv: list[str]) -> int | None:
     found = locate.find(os.getcwd())
     if found is None:
         return None
-    config = locate.read_config(found.common_dir)
+    config = locate.read_config_all(found.common_dir)
     if not config.get("hive.team") or config.get("hive.teamstore") or _upkeep_due(found.common_dir):
         return None
-    remotes = _hive_remotes(found.common_dir)
+    remotes = config.get("hive.remote", [])
     index = found.common_dir / "gitive" / "index.sqlite"
     if not remotes or not index.exists():
         return None

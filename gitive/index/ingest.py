@@ -165,12 +165,15 @@ def _ingest_ref(conn: sqlite3.Connection, repo: pygit2.Repository, store: str, t
 
 def _pin(conn: sqlite3.Connection, repo: pygit2.Repository, me: str | None) -> None:
     """Keep every peer log's verified head reachable locally, so a force-push upstream cannot erase it."""
-    for author, log, head in conn.execute("SELECT author, log, head FROM logs WHERE head != ''"):
+    for author, log, head, hwm in conn.execute("SELECT author, log, head, hwm FROM logs WHERE head != ''").fetchall():
         if author == me or head not in repo:
             continue
         name = refs.pinned_ref(author, log)
         if refs.tip(repo, name) != head:
             refs.force_set(repo, name, head, "gitive: pin verified head")
+            # The pin holds only what was just verified: record it as read, so the next ingest skips it.
+            conn.execute("INSERT INTO cursors VALUES (?,?,?,?) ON CONFLICT(store, ref) DO UPDATE SET "
+                         "tip = excluded.tip, seq = excluded.seq", (repo.path, name, head, hwm))
 
 
 def current_roster(conn: sqlite3.Connection, team_id: str, founder: str) -> rosters.Roster:
