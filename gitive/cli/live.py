@@ -106,9 +106,7 @@ def inbox(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
             console.print(f"{r['id']} to {r['to']}: {r['body'][:60]}  [dim]{acks}[/]")
         return 0
     with daemon_db.connect() as db:
-        rows = [{"id": r[0], "from": r[1], "to_session": r[2], "state": r[3], "body": r[4], "reason": r[5]}
-                for r in db.execute("SELECT id, sender, to_session, state, body, reason FROM inbox "
-                                    "ORDER BY received_at DESC LIMIT 100")]
+        rows = mailbox.received(db)
     if as_json:
         emit_json(rows)
         return 0
@@ -146,21 +144,13 @@ def release(message: str = typer.Argument(..., help="The id of a held message.")
     Example: gitive release 01JA2B3C4D5E6F7G8H9J0K1M2N
     """
     from gitive.daemon import db as daemon_db
-    from gitive.daemon import mailbox, trust
-    from gitive.index import queries
-    from gitive.index.refresh import fresh_index
+    from gitive.daemon import mailbox
+    from gitive.daemon.service import team_view
     from gitive.lessons import gate
-    from gitive.team.hive import open_hive
 
     gate.require_person("releasing a held message")
-    hive = open_hive()
-    with fresh_index(hive) as (conn, _):
-        person = next((m["person"] for m in queries.members(conn) if m["machine"] == hive.me), None)
+    person = team_view().person
     with daemon_db.connect() as db:
-        rows = db.execute("SELECT to_session FROM inbox WHERE id = ? AND state = 'held'", (message,)).fetchall()
-        count = mailbox.release(db, message)
-        for (session,) in rows:  # a person's decision is a person's input: the loop guard starts again
-            if person:
-                trust.note_person_input(db, f"{person}/{session}")
+        count = mailbox.release(db, message, person)
     console.print(f"released {message} to {count} session(s); it arrives at the next tool call or stop")
     return 0

@@ -174,13 +174,30 @@ def held(db: sqlite3.Connection) -> list[dict[str, Any]]:
             for r in rows]
 
 
-def release(db: sqlite3.Connection, message_id: str) -> int:
-    """A person lets a held message through; return how many deliveries it frees."""
-    count = db.execute("UPDATE inbox SET state = 'queued', reason = NULL WHERE id = ? AND state = 'held'",
-                       (message_id,)).rowcount
-    if not count:
+def release(db: sqlite3.Connection, message_id: str, person: str | None = None) -> int:
+    """A person lets a held message through; return how many deliveries it frees.
+
+    A person's decision is a person's input: the loop guard of each freed session starts again.
+    """
+    from gitive.daemon import trust
+
+    sessions = [r[0] for r in db.execute("SELECT to_session FROM inbox WHERE id = ? AND state = 'held'",
+                                         (message_id,))]
+    if not sessions:
         raise GitiveError(f"no held message {message_id!r}; `gitive held` lists them")
-    return count
+    db.execute("UPDATE inbox SET state = 'queued', reason = NULL WHERE id = ? AND state = 'held'", (message_id,))
+    for session in sessions:
+        if person:
+            trust.note_person_input(db, f"{person}/{session}")
+    return len(sessions)
+
+
+def received(db: sqlite3.Connection, limit: int = 100) -> list[dict[str, Any]]:
+    """Messages for this machine's sessions, newest first, in every state."""
+    rows = db.execute("SELECT id, sender, to_session, state, body, reason FROM inbox ORDER BY received_at DESC "
+                      "LIMIT ?", (limit,)).fetchall()
+    return [{"id": r[0], "from": r[1], "to_session": r[2], "state": r[3], "body": r[4], "reason": r[5]}
+            for r in rows]
 
 
 def sent(index: sqlite3.Connection, me: str, limit: int = 50) -> list[dict[str, Any]]:
