@@ -131,8 +131,8 @@ def read(*, since_ms: int = 0, session: str | None = None, actions: tuple[str, .
          ) -> Iterator[dict[str, Any]]:
     """Events in file order (rotated files first), filtered; a torn or foreign line is skipped."""
     directory = events_dir()
-    files = [*sorted(directory.glob("events-*.jsonl")), directory / CURRENT]
-    for path in files:
+    files = [p for p in sorted(directory.glob("events-*.jsonl")) if _rotated_at_ms(p) >= since_ms]
+    for path in [*files, directory / CURRENT]:
         if not path.exists():
             continue
         with open(path, encoding="utf-8") as fh:
@@ -148,6 +148,14 @@ def read(*, since_ms: int = 0, session: str | None = None, actions: tuple[str, .
                 if actions and event.get("event", {}).get("action") not in actions:
                     continue
                 yield event
+
+
+def _rotated_at_ms(path: Path) -> int:
+    """When a rotated file was closed (its name): it holds nothing newer, so older ones can be skipped."""
+    try:
+        return int(path.stem.removeprefix("events-")) // 1_000_000
+    except ValueError:
+        return 1 << 62  # a file we did not name: read it
 
 
 def metadata_only(event: dict[str, Any]) -> dict[str, Any]:

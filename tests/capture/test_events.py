@@ -254,3 +254,14 @@ def test_metadata_only_keeps_who_did_what_and_drops_what_anyone_said() -> None:
                  "secretless text"):
         assert said not in text
     assert "prompt" in event  # the projection does not touch the original
+
+
+def test_read_skips_rotated_files_closed_before_the_window() -> None:
+    directory = events.events_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    old = events.make("tool.completed", session="old", ts=1_000)
+    new = events.make("tool.completed", session="new", ts=5_000)
+    (directory / f"events-{2_000 * 1_000_000}.jsonl").write_text(json.dumps(old) + "\n")
+    (directory / f"events-{6_000 * 1_000_000}.jsonl").write_text(json.dumps(new) + "\n")
+    assert [e["session"]["id"] for e in events.read(since_ms=3_000)] == ["new"]
+    assert [e["session"]["id"] for e in events.read()] == ["old", "new"]
