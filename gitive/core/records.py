@@ -15,6 +15,7 @@ from gitive.errors import InvalidRecord
 ROLES = ("member", "anchor")
 _ULID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
 MAX_MESSAGE_BODY = 64 * 1024
+TEAM_SCOPE: dict[str, Any] = {"team": True}  # never mutated: every team-scope entry shares it
 LESSON_KINDS = ("Convention", "Correction", "Gotcha", "Decision", "Routing", "Preference")
 PROJECT_ROLES = ("owner", "member")
 

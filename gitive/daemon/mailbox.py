@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from gitive.capture import framing
 from gitive.core.clock import now_ms
-from gitive.core.records import MAX_MESSAGE_BODY
+from gitive.core.records import MAX_MESSAGE_BODY, TEAM_SCOPE
 from gitive.daemon import addressing
 from gitive.daemon.ulid import new_ulid
 from gitive.errors import GitiveError
@@ -24,7 +24,6 @@ from gitive.store import logs
 from gitive.team.hive import Hive
 
 INFLIGHT_MS = 90_000
-TEAM_SCOPE: dict[str, Any] = {"team": True}
 
 
 class Sent(NamedTuple):

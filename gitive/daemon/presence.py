@@ -7,7 +7,6 @@ and a one-line ``doing``; never prompts, outputs or diffs.
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 from pathlib import Path
@@ -185,7 +184,3 @@ def directory(hive: Hive, local: dict[str, Any] | None, members: dict[str, dict[
                              "machine_name": snap.get("machine_name"),
                              "live": now - int(s.get("last_seen") or 0) < LIVE_MS})
     return rows
-
-
-def dumps(rows: list[dict[str, Any]]) -> str:
-    return json.dumps(rows, sort_keys=True)

@@ -267,11 +267,6 @@ def _team_of(repo: str | None) -> str | None:
     return locate.read_config(found.common_dir).get("hive.team") if found else None
 
 
-def locate_repo(cwd: str) -> str | None:
-    found = locate.find(cwd)
-    return str(found.toplevel) if found else None
-
-
 def _note_prompts(db: Any, sessions: list[dict[str, Any]], person: str) -> None:
     """A person typed a prompt in a session since we last looked: reset that session's loop-guard pairs."""
     from gitive.daemon import trust

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
 
+from gitive.core.records import TEAM_SCOPE
 from gitive.errors import GitiveError
 from gitive.index import projects as project_index
 from gitive.index.refresh import catch_up
 from gitive.store import logs
 from gitive.team import projects
 from gitive.team.hive import Hive
-
-TEAM_SCOPE: dict[str, Any] = {"team": True}
 
 
 def my_person(hive: Hive, conn: sqlite3.Connection) -> str:

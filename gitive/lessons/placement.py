@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from gitive.core.records import TEAM_SCOPE
 from gitive.errors import GitiveError, InvalidRecord
 from gitive.index.membership import my_person
 from gitive.lessons.model import SCOPES, Placement
@@ -34,7 +35,7 @@ def place(hive: Hive, conn: sqlite3.Connection, scope_name: str) -> Placement:
         return Placement(repo, "project", {"project": projects.project_id(hive.project)},
                          f"everyone who can read {_readers(repo)}")
     if scope_name == "team":
-        return Placement(hive.store, "team", {"team": True}, f"everyone who can read {_readers(hive.store)}")
+        return Placement(hive.store, "team", TEAM_SCOPE, f"everyone who can read {_readers(hive.store)}")
     raise InvalidRecord(f"unknown scope {scope_name!r}; use one of {', '.join(SCOPES)}")
 
 

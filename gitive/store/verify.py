@@ -8,7 +8,7 @@ depends on entries from every machine.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import pygit2
 
@@ -113,7 +113,3 @@ def _parent(repo: pygit2.Repository, oid: str) -> str | None:
     if not isinstance(commit, pygit2.Commit) or not commit.parent_ids:
         return None
     return str(commit.parent_ids[0])
-
-
-def envelope(entry: logs.Entry) -> dict[str, Any]:
-    return entry.signed

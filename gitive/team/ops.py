@@ -17,13 +17,12 @@ from gitive.core.clock import now_ms
 from gitive.core.home import ensure_home
 from gitive.core.ids import is_name
 from gitive.core.keys import load_or_create_key, machine_id
+from gitive.core.records import TEAM_SCOPE
 from gitive.errors import GitiveError, InvalidRecord, InviteError, NoTeam
 from gitive.store import logs, sync
 from gitive.store import repo as repos
 from gitive.team import invites
 from gitive.team.hive import KEY_FOUNDER, KEY_REMOTE, KEY_STORE, KEY_TEAM, Hive, open_hive
-
-TEAM_SCOPE: dict[str, Any] = {"team": True}
 
 
 def default_machine_name() -> str:
