@@ -11,41 +11,19 @@ import multiprocessing
 import os
 import sqlite3
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
 import pygit2
 
 from gitive.constants import BODIES_REF_PREFIX, REMOTES_REF_PREFIX
-from gitive.core.clock import now_ms
 from gitive.index import lessons as lesson_tables
+from gitive.index.problems import Report, record_problem
+from gitive.index.roster import recompute_roster
 from gitive.store import refs, verify
 from gitive.store.logs import Entry, read_entry
-from gitive.team import roster as rosters
 
 Progress = Callable[[int, int], None]
-
-
-@dataclass
-class Report:
-    received: int = 0  # new verified entries
-    refs_read: int = 0
-    lessons_touched: set[str] = field(default_factory=set)
-    problems: list[dict[str, Any]] = field(default_factory=list)
-    roster_changed: bool = False
-
-
-def _record_problem(conn: sqlite3.Connection, report: Report, kind: str, source: str, commit: str,
-                    author: str | None, log: str | None, seq: int | None, detail: str) -> None:
-    now = now_ms()
-    conn.execute(
-        "INSERT INTO problems VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(kind, source, commit_id) "
-        "DO UPDATE SET last_seen = excluded.last_seen, detail = excluded.detail",
-        (kind, source, commit, author, log, seq, detail, now, now),
-    )
-    report.problems.append({"kind": kind, "source": source, "commit": commit, "author": author,
-                            "log": log, "seq": seq, "detail": detail})
 
 
 def _known(conn: sqlite3.Connection, author: str, log: str) -> Callable[[str], int | None]:
@@ -95,7 +73,7 @@ def _insert(conn: sqlite3.Connection, report: Report, source: str, rows: list[tu
             _project(conn, report, [row])
         elif other:
             author, log, seq = row[:3]
-            _record_problem(conn, report, "equivocation", source, row[3], author, log, seq,
+            record_problem(conn, report, "equivocation", source, row[3], author, log, seq,
                             f"two different entries claim seq {seq} (other: {other[0][:12]}); both quarantined")
             conn.execute("UPDATE logs SET quarantined_from = MIN(COALESCE(quarantined_from, ?), ?) "
                          "WHERE author = ? AND log = ?", (seq, seq, author, log))
@@ -142,13 +120,13 @@ def _ingest_ref(conn: sqlite3.Connection, repo: pygit2.Repository, store: str, t
     rows, problem = checked if checked is not None else _check(repo, conn, team_id, ref, tip)
     if problem:
         p = problem
-        _record_problem(conn, report, p.kind, ref.name, p.commit, ref.machine, ref.log, p.seq, p.detail)
+        record_problem(conn, report, p.kind, ref.name, p.commit, ref.machine, ref.log, p.seq, p.detail)
     conn.execute("INSERT OR IGNORE INTO logs VALUES (?, ?, 0, '', NULL)", (ref.machine, ref.log))
     added = _insert(conn, report, ref.name, rows) if rows else 0
     report.received += added
     tip_seq = _known(conn, ref.machine, ref.log)(tip) or 0
     if cursor and tip_seq and tip_seq < cursor[1]:
-        _record_problem(conn, report, "rollback", ref.name, tip, ref.machine, ref.log, tip_seq,
+        record_problem(conn, report, "rollback", ref.name, tip, ref.machine, ref.log, tip_seq,
                         f"log went back from seq {cursor[1]} to {tip_seq}; entries already verified are kept")
     conn.execute(
         "UPDATE logs SET hwm = s.seq, head = s.commit_id FROM (SELECT seq, commit_id FROM entries "
@@ -174,33 +152,6 @@ def _pin(conn: sqlite3.Connection, repo: pygit2.Repository, me: str | None) -> N
             # The pin holds only what was just verified: record it as read, so the next ingest skips it.
             conn.execute("INSERT INTO cursors VALUES (?,?,?,?) ON CONFLICT(store, ref) DO UPDATE SET "
                          "tip = excluded.tip, seq = excluded.seq", (repo.path, name, head, hwm))
-
-
-def current_roster(conn: sqlite3.Connection, team_id: str, founder: str) -> rosters.Roster:
-    """Merge the roster from every verified roster entry in the index (writes nothing)."""
-    rows = conn.execute(
-        "SELECT e.envelope FROM entries e JOIN logs l USING (author, log) WHERE e.log = 'roster' "
-        "AND (l.quarantined_from IS NULL OR e.seq < l.quarantined_from)"
-    ).fetchall()
-    return rosters.merge(team_id, founder, [json.loads(r[0]) for r in rows], now_ms())
-
-
-def recompute_roster(conn: sqlite3.Connection, team_id: str, founder: str, report: Report) -> rosters.Roster:
-    roster = current_roster(conn, team_id, founder)
-    conn.execute("DELETE FROM members")
-    conn.execute("DELETE FROM problems WHERE kind = 'roster-refused'")
-    conn.executemany(
-        "INSERT INTO members VALUES (?,?,?,?,?,?,?,?,?)",
-        [(m.machine, m.person, m.name, m.role, int(m.active), json.dumps(m.emails), m.ts, m.via, m.depth)
-         for m in roster.members.values()],
-    )
-    for env, reason in roster.refused:
-        body = env["body"]
-        row = conn.execute("SELECT commit_id FROM entries WHERE author=? AND log=? AND seq=?",
-                           (body["author"], body["log"], body["seq"])).fetchone()
-        _record_problem(conn, report, "roster-refused", f"{body['author'][:12]}/roster", row[0] if row else "",
-                        body["author"], "roster", body["seq"], reason)
-    return roster
 
 
 PARALLEL_FROM = 20_000  # entries to verify before a second process pays for its start-up

@@ -7,7 +7,7 @@ from typing import Any
 
 from gitive.errors import RemoteError
 from gitive.index import ingest
-from gitive.index.lessons import drop_own_bodies
+from gitive.index.bodies import drop_own_bodies
 from gitive.index.refresh import fresh_index
 from gitive.store import maintenance, sync
 from gitive.store import repo as repos

@@ -8,7 +8,7 @@ from typing import Any
 
 from gitive.core.clock import now_ms
 from gitive.errors import GitiveError
-from gitive.index.lessons import effective_body
+from gitive.index.lesson_text import effective_body
 
 HELD_AFTER_MS = 24 * 3_600_000
 STATES = ("proposed", "held", "verified", "rejected", "superseded", "retracted")

@@ -6,7 +6,8 @@ import sqlite3
 from typing import NamedTuple
 
 from gitive.errors import GitiveError
-from gitive.index.lessons import drop_own_bodies, may_retract
+from gitive.index.bodies import drop_own_bodies
+from gitive.index.lesson_state import may_retract
 from gitive.index.refresh import catch_up
 from gitive.lessons import catalog
 from gitive.lessons.placement import place_like

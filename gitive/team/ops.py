@@ -145,7 +145,7 @@ def check_invite(conn: sqlite3.Connection, code: invites.InviteCode, me: str, pe
     if record.get("person") and record["person"] != person:
         raise InviteError(f"this invite is for person {record['person']!r}, not {person!r}")
     if not record["reusable"]:
-        from gitive.index.ingest import current_roster
+        from gitive.index.roster import current_roster
 
         used_by = current_roster(conn, code.team_id, code.founder).used.get(code.invite_id)
         if used_by not in (None, me):

@@ -1,0 +1,102 @@
+"""Lesson lifecycle in the index: who may retract, tombstones applied, and the materialized state of each lesson."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from gitive.index import projects
+from gitive.index.lesson_text import drop_text
+
+
+def may_retract(conn: sqlite3.Connection, tomb_author: str, lesson: str) -> bool | None:
+    """May the machine ``tomb_author`` retract ``lesson``? None while the lesson is unknown here."""
+    row = conn.execute("SELECT author, scope_kind, scope_value FROM lessons WHERE id = ?", (lesson,)).fetchone()
+    if row is None:
+        return None
+    person = conn.execute("SELECT person FROM members WHERE machine = ?", (tomb_author,)).fetchone()
+    if person is None:
+        return False
+    person = person[0]
+    author_person = conn.execute("SELECT person FROM members WHERE machine = ?", (row[0],)).fetchone()
+    if author_person and author_person[0] == person:
+        return True
+    reviewers = {r[0] for r in conn.execute("SELECT approver FROM valid_reviews WHERE about = ?", (lesson,))}
+    allowed = projects.confirmed(conn, row[2]) if row[1] == "project" else None
+    if person in reviewers and (allowed is None or person in allowed):  # a reviewer with authority
+        return True
+    return row[1] == "project" and person in projects.owners(conn, row[2])
+
+
+def apply_tombstones(conn: sqlite3.Connection) -> set[str]:
+    """Drop the bodies of retracted lessons from the index and refuse them from now on."""
+    retracted = set()
+    for author, log, seq, lesson, listed in conn.execute(
+            "SELECT author, log, seq, lesson, bodies FROM tombstones WHERE applied = 0").fetchall():
+        if not may_retract(conn, author, lesson):
+            continue
+        hashes = set(json.loads(listed))
+        hashes |= {r[0] for r in conn.execute("SELECT body_hash FROM lessons WHERE id = ?", (lesson,))}
+        hashes |= {r[0] for r in conn.execute("SELECT edits FROM reviews WHERE about = ? AND edits IS NOT NULL",
+                                              (lesson,))}
+        for h in hashes:
+            conn.execute("INSERT OR IGNORE INTO refused_bodies VALUES (?, ?)", (h, lesson))
+            conn.execute("DELETE FROM lesson_bodies WHERE body_hash = ?", (h,))
+        drop_text(conn, lesson)
+        conn.execute("UPDATE tombstones SET applied = 1 WHERE author = ? AND log = ? AND seq = ?", (author, log, seq))
+        retracted.add(lesson)
+    return retracted
+
+
+_LAST_REVIEW = """
+    SELECT approved, approver, at FROM valid_reviews WHERE about = ? ORDER BY at DESC, author DESC, seq DESC
+"""
+
+
+def _last_review(conn: sqlite3.Connection, lesson: str) -> tuple[int, str, int] | None:
+    """The latest review with authority: for a project lesson, by a confirmed member of its project."""
+    row = conn.execute("SELECT scope_kind, scope_value FROM lessons WHERE id = ?", (lesson,)).fetchone()
+    allowed = projects.confirmed(conn, row[1]) if row and row[0] == "project" else None
+    for review in conn.execute(_LAST_REVIEW, (lesson,)):
+        if allowed is None or review[1] in allowed:
+            return review
+    return None
+
+
+def _status(conn: sqlite3.Connection, lesson: str) -> tuple[str, str | None, int | None, str | None] | None:
+    if not conn.execute("SELECT 1 FROM visible_lessons WHERE id = ?", (lesson,)).fetchone():
+        return None
+    if conn.execute("SELECT 1 FROM tombstones WHERE lesson = ? AND applied = 1", (lesson,)).fetchone():
+        return ("retracted", None, None, None)
+    review = _last_review(conn, lesson)
+    for (successor,) in conn.execute("SELECT id FROM visible_lessons WHERE supersedes = ?", (lesson,)).fetchall():
+        later = _last_review(conn, successor)
+        retracted = conn.execute("SELECT 1 FROM tombstones WHERE lesson = ? AND applied = 1", (successor,)).fetchone()
+        if later and later[0] and not retracted:
+            return ("superseded", review[1] if review else None, review[2] if review else None, successor)
+    if review is None:
+        return ("proposed", None, None, None)
+    return ("verified" if review[0] else "rejected", review[1], review[2], None)
+
+
+def recompute_status(conn: sqlite3.Connection, lessons: set[str] | None = None) -> None:
+    """Refresh the materialized lifecycle state of ``lessons`` (all of them when None)."""
+    if lessons is None:
+        conn.execute("DELETE FROM lesson_status")
+        lessons = {r[0] for r in conn.execute("SELECT id FROM lessons")}
+    else:
+        # A superseding lesson changes its predecessor's state too.
+        lessons = lessons | {r[0] for r in conn.execute(
+            f"SELECT supersedes FROM lessons WHERE supersedes IS NOT NULL AND id IN ({','.join('?' * len(lessons))})",
+            tuple(lessons))}
+    for lesson in lessons:
+        status = _status(conn, lesson)
+        if status is None:
+            conn.execute("DELETE FROM lesson_status WHERE lesson = ?", (lesson,))
+        else:
+            conn.execute("INSERT INTO lesson_status VALUES (?,?,?,?,?) ON CONFLICT(lesson) DO UPDATE SET "
+                         "state = excluded.state, approver = excluded.approver, "
+                         "reviewed_at = excluded.reviewed_at, superseded_by = excluded.superseded_by",
+                         (lesson, *status))
+
+
