@@ -10,8 +10,8 @@ What it does (see benchmarks/README.md for what each printed figure means):
    roster admitting ``--machines`` machines (founder-signed ``member`` entries written with
    ``gitive.store.logs.append``), and for each machine a ``team`` log of ``--entries`` signed entries. The bulk
    logs are written with ``git fast-import`` in gitive's exact commit format (same tree, author, committer and
-   message as ``logs._write_commit``); samples are then checked with ``verify.verify_chain`` and rebuilt with
-   ``logs._write_commit`` to prove they are the commits gitive itself would write.
+   message as ``logs.write_commit``); samples are then checked with ``verify.verify_chain`` and rebuilt with
+   ``logs.write_commit`` to prove they are the commits gitive itself would write.
 2. A fresh clone of the remote is configured as ``gitive join`` would (``hive.team``, ``hive.founder``, the
    ``+refs/hive/*:refs/hive-remotes/origin/*`` refspec), then ``git fetch`` of the hive refs is timed.
 3. Baseline: the floor for this work, in-process, single-threaded: walk every log ref's commits with pygit2,
@@ -152,7 +152,7 @@ def generate(data_dir: Path, machines: int, entries: int, gc: bool) -> dict[str,
     if gc:
         with c.step("git gc on the remote (as a host would have packed it)"):
             c.git("gc", "--quiet", cwd=remote)
-    with c.step("validate samples (verify.verify_chain, logs._write_commit gives the same commit ids)"):
+    with c.step("validate samples (verify.verify_chain, logs.write_commit gives the same commit ids)"):
         validate(remote, team_id, machines, entries)
     meta = {"format": FORMAT_VERSION, "machines": machines, "entries": entries, "team_id": team_id,
             "founder": founder, "roster_entries": 2 + machines, "bulk_log": BULK_LOG,
@@ -164,7 +164,7 @@ def generate(data_dir: Path, machines: int, entries: int, gc: bool) -> dict[str,
 
 def validate(remote: Path, team_id: str, machines: int, entries: int) -> None:
     """Prove the generated logs are valid gitive data: whole chains verify, and commits are bit-identical
-    to what ``logs._write_commit`` builds from the same entry (a no-op write: the objects exist already)."""
+    to what ``logs.write_commit`` builds from the same entry (a no-op write: the objects exist already)."""
     import pygit2
 
     from gitive.store import logs, refs, verify
@@ -179,7 +179,7 @@ def validate(remote: Path, team_id: str, machines: int, entries: int) -> None:
         assert result.problem is None, f"{ref}: {result.problem}"
         assert len(result.entries) == entries, f"{ref}: {len(result.entries)} entries, expected {entries}"
         for entry in (result.entries[0], result.entries[len(result.entries) // 2], result.entries[-1]):
-            rebuilt = logs._write_commit(repo, entry.raw, entry.body, entry.parent)
+            rebuilt = logs.write_commit(repo, entry.raw, entry.body, entry.parent)
             assert rebuilt == entry.commit, f"{ref} seq {entry.seq}: fast-import wrote {entry.commit}, " \
                                             f"gitive would write {rebuilt}"
             again = logs.read_entry(repo, entry.commit)

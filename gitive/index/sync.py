@@ -6,10 +6,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitive.errors import RemoteError
-from gitive.index import ingest
+from gitive.index import db, ingest
 from gitive.index.bodies import drop_own_bodies
+from gitive.index.entries import check_signatures
+from gitive.index.problems import Report, record_problem
 from gitive.index.refresh import fresh_index
-from gitive.store import maintenance, sync
+from gitive.store import maintenance, refs, sync
 from gitive.store import repo as repos
 from gitive.team.hive import Hive
 
@@ -24,6 +26,7 @@ class SyncReport:
     unreachable: dict[str, str] = field(default_factory=dict)  # remote -> one-line reason
     packed: bool = False
     dropped: int = 0  # body stores rewritten to drop retracted bodies
+    replaced: list[dict[str, Any]] = field(default_factory=list)  # junk on our refs a lease push replaced
 
     @property
     def ok(self) -> bool:
@@ -33,7 +36,35 @@ class SyncReport:
         return {"fetched": self.fetched, "received": self.received, "problems": self.problems,
                 "pushed": self.pushed, "rejected": [{"remote": r, "ref": f, "reason": why}
                                                     for r, f, why in self.rejected],
-                "unreachable": self.unreachable, "packed": self.packed, "dropped": self.dropped, "ok": self.ok}
+                "unreachable": self.unreachable, "packed": self.packed, "dropped": self.dropped,
+                "replaced": self.replaced, "ok": self.ok}
+
+
+# Inner signatures of entries authenticated by a hash link, checked per idle sync (about 50 ms of work).
+IDLE_SIGNATURE_CHECKS = 1_000
+
+
+def _signers_text(conn: Any, signers: dict[str, int]) -> str:
+    names = dict(conn.execute("SELECT machine, person || '/' || name FROM members").fetchall())
+    parts = [f"{'unsigned' if who == 'unsigned' else names.get(who, who[:12] + ' (not on the roster)')} ({n})"
+             for who, n in sorted(signers.items(), key=lambda kv: -kv[1])]
+    return ", ".join(parts)
+
+
+def _record_replaced(hive: Hive, remote: str, replaced: tuple[sync.Replaced, ...], report: SyncReport) -> None:
+    """Say in the index (for `gitive doctor`) who signed the commits a lease push replaced on the remote."""
+    with db.connect(hive.index_path) as conn:
+        conn.execute("BEGIN IMMEDIATE")
+        for r in replaced:
+            who = _signers_text(conn, r.signers)
+            detail = (f"the remote's copy of this machine's log held {r.commits} commit(s) it did not write, "
+                      f"signed by: {who}; replaced with this machine's verified tip")
+            parsed = refs.parse_log_ref(r.ref)
+            record_problem(conn, Report(), "replaced", f"{remote}:{r.ref}", r.tip, hive.me,
+                           parsed.log if parsed else None, None, detail)
+            report.replaced.append({"remote": remote, "ref": r.ref, "tip": r.tip, "commits": r.commits,
+                                    "signers": r.signers})
+        conn.execute("COMMIT")
 
 
 def _remotes(hive: Hive, repo: Any) -> list[str]:
@@ -64,6 +95,10 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
     with fresh_index(hive, progress) as (conn, ingested):
         report.received = ingested.received
         report.problems = ingested.problems
+        if not ingested.refs_read:  # an idle sync: check some inner signatures in the background
+            conn.execute("BEGIN IMMEDIATE")
+            check_signatures(conn, hive.team_id, IDLE_SIGNATURE_CHECKS)
+            conn.execute("COMMIT")
         if push:
             # A lesson retracted by its reviewer or owner: the author's machine drops the body it serves.
             report.dropped = drop_own_bodies(hive.stores(), hive.key, hive.team_id, hive.me, conn=conn)
@@ -71,12 +106,14 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
         me = hive.me
         for repo, remote in reached:
             try:
-                result = sync.push(repo, remote, me)
+                result = sync.push(repo, remote, me, team_id=hive.team_id)
             except RemoteError as exc:
                 report.unreachable[remote] = str(exc)
                 continue
             report.pushed[remote] = result.pushed
             report.rejected += [(remote, ref, why) for ref, why in result.rejected]
+            if result.replaced:
+                _record_replaced(hive, remote, result.replaced, report)
     for repo in hive.shared_stores():
         if maintenance.needs_packing(maintenance.health(repo)):
             maintenance.pack(repo)
