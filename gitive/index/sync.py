@@ -57,13 +57,14 @@ def _record_replaced(hive: Hive, remote: str, replaced: tuple[sync.Replaced, ...
         conn.execute("BEGIN IMMEDIATE")
         for r in replaced:
             who = _signers_text(conn, r.signers)
-            detail = (f"the remote's copy of this machine's log held {r.commits} commit(s) it did not write, "
-                      f"signed by: {who}; replaced with this machine's verified tip")
+            odd = f", {r.malformed} of them no well-formed entry (junk or re-wrapped)" if r.malformed else ""
+            detail = (f"the remote's copy of this machine's log held {r.commits} commit(s) it did not write "
+                      f"(signed by: {who}{odd}); replaced with this machine's verified tip")
             parsed = refs.parse_log_ref(r.ref)
             record_problem(conn, Report(), "replaced", f"{remote}:{r.ref}", r.tip, hive.me,
                            parsed.log if parsed else None, None, detail)
             report.replaced.append({"remote": remote, "ref": r.ref, "tip": r.tip, "commits": r.commits,
-                                    "signers": r.signers})
+                                    "signers": r.signers, "malformed": r.malformed})
         conn.execute("COMMIT")
 
 
@@ -102,11 +103,12 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
         if push:
             # A lesson retracted by its reviewer or owner: the author's machine drops the body it serves.
             report.dropped = drop_own_bodies(hive.stores(), hive.key, hive.team_id, hive.me, conn=conn)
+        machines = [row[0] for row in conn.execute("SELECT machine FROM members ORDER BY machine")]
     if push:
         me = hive.me
         for repo, remote in reached:
             try:
-                result = sync.push(repo, remote, me, team_id=hive.team_id)
+                result = sync.push(repo, remote, me, team_id=hive.team_id, signers=machines)
             except RemoteError as exc:
                 report.unreachable[remote] = str(exc)
                 continue

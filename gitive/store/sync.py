@@ -14,7 +14,7 @@ from typing import NamedTuple
 import pygit2
 
 from gitive.constants import BODIES_REF_PREFIX, LOG_REF_PREFIX, PRESENCE_REF_PREFIX, REMOTES_REF_PREFIX
-from gitive.core import signed
+from gitive.core import canonical, signed
 from gitive.errors import GitCommandError, InvalidRecord, RemoteError
 from gitive.store import git, logs, refs
 from gitive.store import repo as repos
@@ -69,6 +69,7 @@ class Replaced(NamedTuple):
     tip: str  # the remote's tip as fetched (what the lease named)
     commits: int
     signers: dict[str, int]  # machine id (a valid signature for this team) or "unsigned" -> commits
+    malformed: int = 0  # commits that are no well-formed entry (junk, or signed bytes re-wrapped)
 
 
 class PushResult(NamedTuple):
@@ -108,36 +109,57 @@ def _parse_porcelain(out: str, err: str) -> tuple[list[str], list[tuple[str, str
 
 
 _FOREIGN_WALK_CAP = 100_000  # commits of someone else's chain read to say who signed them
+_SIGNER_TRIES = 2_000  # signature checks spent finding who really signed commits that claim another signer
 
 
-def _foreign(repo: pygit2.Repository, theirs: str, mine: str, me: str, team_id: str) -> tuple[int, dict[str, int],
-                                                                                                 list[int]]:
+def _signer(repo: pygit2.Repository, oid: str, team_id: str, candidates: list[str], budget: list[int]) -> str:
+    """Who signed the entry in commit ``oid`` (machine id), whatever its wrapper; "unsigned" if nobody we know."""
+    try:
+        commit = repo[oid]
+        data = repo[commit.tree["entry.json"].id].data if isinstance(commit, pygit2.Commit) else b""
+        env = canonical.loads(data)
+        body = env["body"]
+        kind, claimed, sig = body["record"]["type"], env["by"], env["sig"]
+    except Exception:  # not an entry at all
+        return "unsigned"
+    for who in dict.fromkeys([claimed, *candidates]):
+        if budget[0] <= 0:
+            break
+        budget[0] -= 1
+        try:
+            if signed.signature_ok(team_id, kind, {"body": body, "by": who, "sig": sig}):
+                return str(who)
+        except Exception:
+            break
+    return "unsigned"
+
+
+def _foreign(repo: pygit2.Repository, theirs: str, mine: str, me: str, team_id: str,
+             candidates: list[str]) -> tuple[int, dict[str, int], list[int], int]:
     """Walk the remote's chain from ``theirs`` down to a commit of our log; classify what is not ours.
 
-    Returns the commits counted, signers (machine or "unsigned") -> commits, and the seqs of commits that are
-    authentic entries signed by this machine that this machine does not hold (never to be overwritten).
+    Returns the commits counted, signers (machine id or "unsigned") -> commits, the seqs of commits that are
+    authentic entries signed by this machine that it does not hold (never to be overwritten), and how many
+    commits are no well-formed entry.
     """
     ours = {str(c.id) for c in repo.walk(mine, pygit2.enums.SortMode.NONE)} if mine in repo else set()
     signers: dict[str, int] = {}
     own: list[int] = []
-    count, oid = 0, theirs
+    budget = [_SIGNER_TRIES]
+    count, malformed, oid = 0, 0, theirs
     while oid and oid not in ours and count < _FOREIGN_WALK_CAP:
         count += 1
+        who = _signer(repo, oid, team_id, candidates, budget)
+        signers[who] = signers.get(who, 0) + 1
         try:
             entry = logs.read_entry(repo, oid)
         except InvalidRecord:
-            signers["unsigned"] = signers.get("unsigned", 0) + 1
-            oid = _first_parent(repo, oid)
-            continue
-        env = entry.signed
-        if signed.signature_ok_raw(team_id, entry.kind, env["by"], env["sig"], entry.body_bytes):
-            signers[env["by"]] = signers.get(env["by"], 0) + 1
-            if env["by"] == me and entry.body["author"] == me:
-                own.append(entry.seq)
-        else:
-            signers["unsigned"] = signers.get("unsigned", 0) + 1
-        oid = entry.parent
-    return count, signers, own
+            entry = None  # junk or a re-wrapped copy: no reader accepts it, so replacing it loses nothing
+            malformed += 1
+        if who == me and entry is not None and entry.body["author"] == me and entry.signed["by"] == me:
+            own.append(entry.seq)
+        oid = _first_parent(repo, oid)
+    return count, signers, own, malformed
 
 
 def _first_parent(repo: pygit2.Repository, oid: str) -> str | None:
@@ -148,8 +170,8 @@ def _first_parent(repo: pygit2.Repository, oid: str) -> str | None:
     return str(commit.parent_ids[0]) if isinstance(commit, pygit2.Commit) and commit.parent_ids else None
 
 
-def _plan(repo: pygit2.Repository, name: str, mine: str, theirs: str | None, me: str, team_id: str | None
-          ) -> tuple[str | None, Replaced | None, str | None]:
+def _plan(repo: pygit2.Repository, name: str, mine: str, theirs: str | None, me: str, team_id: str | None,
+          candidates: list[str]) -> tuple[str | None, Replaced | None, str | None]:
     """How to push one of our refs: (lease expectation or None, what it replaces, or a reason not to push)."""
     if theirs is None or not name.startswith(LOG_REF_PREFIX) or theirs not in repo:
         return None, None, None  # a new ref, a snapshot (forced by design), or a tip we never fetched
@@ -157,21 +179,23 @@ def _plan(repo: pygit2.Repository, name: str, mine: str, theirs: str | None, me:
         return None, None, None  # the remote holds a verified prefix of ours: a fast-forward
     if team_id is None:
         return None, None, None  # cannot tell who signed what: let the remote refuse the non-fast-forward
-    count, signers, own = _foreign(repo, theirs, mine, me, team_id)
+    count, signers, own, malformed = _foreign(repo, theirs, mine, me, team_id, candidates)
     if own:
         return None, None, (f"the remote holds {len(own)} entries signed by this machine that it does not have "
                             f"(seq {min(own)}-{max(own)}); not overwritten: this machine's key is in use "
                             "elsewhere or it was restored from an old copy")
-    return theirs, Replaced(name, theirs, count, signers), None
+    return theirs, Replaced(name, theirs, count, signers, malformed), None
 
 
 def push(repo: pygit2.Repository, remote: str, me: str, timeout: float = 300, *,
-         team_id: str | None = None) -> PushResult:
+         team_id: str | None = None, signers: list[str] | None = None) -> PushResult:
     """Push this machine's own hive refs that the remote (as last fetched) does not have.
 
     A log whose remote copy is not a prefix of ours (someone else's commits stacked on it) is pushed with
     ``--force-with-lease=<ref>:<the fetched tip>``, unless those commits include entries signed by this
     machine (given ``team_id``) that it does not hold: those are never overwritten, and the ref is reported.
+    What was replaced is returned with who signed it: the machine it claims, one of ``signers`` (the roster's
+    machines) if that is whose signature it really carries, or "unsigned".
 
     Raises:
         RemoteError: the remote cannot be reached at all (a refused ref is reported, not raised).
@@ -185,7 +209,7 @@ def push(repo: pygit2.Repository, remote: str, me: str, timeout: float = 300, *,
     leases, replaced, refused, specs = [], [], [], []
     for name in todo:
         lease, gone, why = _plan(repo, name, mine[name], theirs.get(prefix + name[len("refs/hive/"):]), me,
-                                 team_id)
+                                 team_id, signers or [])
         if why:
             refused.append((name, why))
             continue
