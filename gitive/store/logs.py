@@ -9,7 +9,9 @@ copy of the entry (docs/verification.md §1). Nothing here touches a working tre
 
 from __future__ import annotations
 
+import hashlib
 import random
+import re
 import time
 from collections.abc import Iterator
 from typing import Any, NamedTuple
@@ -28,6 +30,9 @@ from gitive.store import refs
 
 _OBJ = pygit2.enums.ObjectType
 _TREE_PREFIX = f"100644 {ENTRY_FILE}\0".encode()
+_ENVELOPE_KEYS = frozenset({"body", "by", "sig"})
+# Lowercase only: bytes.fromhex reads "AB" as "ab", and two spellings of one signature would be two entries.
+_SIG = re.compile(r"[0-9a-f]{128}")
 
 
 def entry_hash(data: bytes) -> str:
@@ -106,56 +111,52 @@ def write_commit(repo: pygit2.Repository, data: bytes, entry: dict[str, Any], pa
     return str(odb.write(_OBJ.COMMIT, commit_bytes(str(tree), parent, entry)))
 
 
-def _read(repo: pygit2.Repository, oid: str, kind: pygit2.enums.ObjectType, what: str) -> bytes:
-    try:
-        found, data = repo.odb.read(oid)
-    except (KeyError, ValueError, pygit2.GitError):
-        raise InvalidRecord(f"object {oid} is missing") from None
-    if found != kind:
-        raise InvalidRecord(f"{oid} is not {what}")
-    return data
-
-
-def _headers(oid: str, raw: bytes) -> tuple[str, str | None]:
-    """Tree and parent ids from the first lines of a commit object (the rest is compared whole later)."""
-    lines = raw.split(b"\n", 3)
-    if len(lines) < 3 or not lines[0].startswith(b"tree "):
-        raise InvalidRecord(f"{oid} is not a commit")
-    parent = lines[1][7:].decode("ascii", "replace") if lines[1].startswith(b"parent ") else None
-    if parent is not None and lines[2].startswith(b"parent "):
-        raise InvalidRecord(f"{oid} has more than one parent")
-    return lines[0][5:].decode("ascii", "replace"), parent
+def _object_id(kind: bytes, data: bytes, size: int) -> bytes:
+    """The git object id of ``data`` as an object of ``kind`` (SHA-1, or SHA-256 in a repository using it)."""
+    hasher = hashlib.sha1 if size == 20 else hashlib.sha256
+    return hasher(kind + b" %d\0" % len(data) + data).digest()
 
 
 def read_entry(repo: pygit2.Repository, oid: str) -> Entry:
     """Read and structurally check one entry commit, canonical commit form included (not its signature or its
     place in the chain: see ``store.verify``).
 
+    The canonical form is checked by rebuilding the tree and commit objects the entry determines and comparing
+    their ids with the ones read: equal ids are equal bytes.
+
     Raises:
         InvalidRecord: the commit is not a well-formed hive entry in canonical form.
     """
-    raw = _read(repo, oid, _OBJ.COMMIT, "a commit")
-    tree_id, parent = _headers(oid, raw)
-    tree = _read(repo, tree_id, _OBJ.TREE, "a tree")
-    if len(tree) != len(_TREE_PREFIX) + len(tree_id) // 2 or not tree.startswith(_TREE_PREFIX):
-        raise InvalidRecord(f"{oid} does not hold exactly one {ENTRY_FILE}")
-    blob = tree[len(_TREE_PREFIX):].hex()
     try:
-        kind, size = repo.odb.read_header(blob)
+        commit = repo[oid]
     except (KeyError, ValueError, pygit2.GitError):
-        raise InvalidRecord(f"{oid}: {ENTRY_FILE} {blob} is missing") from None
-    if kind != _OBJ.BLOB:
+        raise InvalidRecord(f"object {oid} is missing") from None
+    if not isinstance(commit, pygit2.Commit):
+        raise InvalidRecord(f"{oid} is not a commit")
+    parents = commit.parent_ids
+    if len(parents) > 1:
+        raise InvalidRecord(f"{oid} has more than one parent")
+    tree = commit.tree
+    if len(tree) != 1 or (item := tree[0]).name != ENTRY_FILE:
         raise InvalidRecord(f"{oid} does not hold exactly one {ENTRY_FILE}")
-    if size > MAX_ENTRY_BYTES:
-        raise InvalidRecord(f"{oid} entry is {size} bytes, over the {MAX_ENTRY_BYTES} cap")
-    data = _read(repo, blob, _OBJ.BLOB, "a blob")
+    blob = repo[item.id]
+    if not isinstance(blob, pygit2.Blob):
+        raise InvalidRecord(f"{oid} does not hold exactly one {ENTRY_FILE}")
+    # A pushed blob is at most what the remote let through: read it, then refuse it when it is too big.
+    data = blob.data
+    if len(data) > MAX_ENTRY_BYTES:
+        raise InvalidRecord(f"{oid} entry is {len(data)} bytes, over the {MAX_ENTRY_BYTES} cap")
+    parent = str(parents[0]) if parents else None
     try:
         env = canonical.loads_canonical(data)
-        if (not isinstance(env, dict) or env.keys() != {"body", "by", "sig"} or not is_machine_id(env["by"])
-                or not isinstance(env["sig"], str) or len(env["sig"]) != 128):
+        if (not isinstance(env, dict) or env.keys() != _ENVELOPE_KEYS or not is_machine_id(env["by"])
+                or not isinstance(env["sig"], str) or not _SIG.fullmatch(env["sig"])):
             raise InvalidRecord(f"{oid} entry is not a signed envelope")
         records.check_entry(env["body"])
-        canonical_form = raw == commit_bytes(tree_id, parent, env["body"])
+        tree_id = commit.tree_id
+        size = len(tree_id.raw)
+        canonical_form = (_object_id(b"tree", tree_bytes(item.id), size) == tree_id.raw and _object_id(
+            b"commit", commit_bytes(str(tree_id), parent, env["body"]), size) == commit.id.raw)
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
         # Whatever a peer wrote, reading it must end in a refusal, never a crash of every reader.
         raise InvalidRecord(f"{oid} entry is malformed: {type(exc).__name__}") from None
