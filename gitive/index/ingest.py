@@ -129,9 +129,6 @@ def _ingest_ref(conn: sqlite3.Connection, work: Work, team_id: str, report: Repo
 def _refuse_unadmitted(conn: sqlite3.Connection, work: Work, report: Report) -> None:
     """Refuse by its tip a log of a machine the roster does not admit: no walk, nothing projected."""
     ref = work.ref
-    if work.cursor and work.cursor.refused == NOT_ADMITTED:
-        _set_cursor(conn, work.store, ref.name, work.tip, work.cursor.seq, NOT_ADMITTED, None)
-        return
     clear_chain_problems(conn, ref.name)
     record_problem(conn, report, NOT_ADMITTED, ref.name, work.tip, ref.machine, ref.log, None,
                    f"log of {ref.machine[:12]}, a machine the roster does not admit; it is not read until "
