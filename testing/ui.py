@@ -129,6 +129,7 @@ def chromium(profile: Path, *, javascript: bool = True) -> Iterator[Any]:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
+    profile.mkdir(parents=True, exist_ok=True)
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
     for flag in [*CHROMIUM_FLAGS, f"--user-data-dir={profile}"]:
