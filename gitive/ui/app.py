@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -86,6 +87,7 @@ def _error_page(status: int, title: str, text: str, request: Request) -> Respons
 def _endpoint(dash: Dashboard, view: str) -> Callable[[Request], Any]:
     async def endpoint(request: Request) -> Response:
         params = dict(request.query_params) | dict(request.path_params)
+        start = time.perf_counter()
         try:
             data, main, name = await run_in_threadpool(dash.read, view, params)
         except GitiveError as exc:
@@ -94,11 +96,15 @@ def _endpoint(dash: Dashboard, view: str) -> Callable[[Request], Any]:
             return _error_page(503, "Index unavailable", f"the index cannot be read right now ({exc}); "
                                "run `gitive sync`, then reload", request)
         if _wants_json(request):
-            return JSONResponse(data)
-        if request.headers.get("x-gitive-fragment"):
-            return HTMLResponse(main)
-        shown = "memory" if view == "lesson" else view
-        return HTMLResponse(html.page(shown, VIEWS[view].title, main, team=name, repo=str(dash.repo)))
+            response: Response = JSONResponse(data)
+        elif request.headers.get("x-gitive-fragment"):
+            response = HTMLResponse(main)
+        else:
+            shown = "memory" if view == "lesson" else view
+            response = HTMLResponse(html.page(shown, VIEWS[view].title, main, team=name, repo=str(dash.repo)))
+        # What the view cost on the server (reads, ranking, rendering): browsers' developer tools show it.
+        response.headers["server-timing"] = f"view;dur={(time.perf_counter() - start) * 1000:.1f}"
+        return response
     return endpoint
 
 
