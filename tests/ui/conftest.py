@@ -54,6 +54,10 @@ def _build(base: Path) -> dict[str, Any]:
         live.publish_and_sync(m)
     for m in (a, b, c):
         m.ok("sync")
+        # The daemon's database names the repositories it served (this template's clones): a copy that kept
+        # it would publish into the template. Presence is already in the refs; session names start afresh.
+        for db in m.home.glob("daemon.sqlite*"):
+            db.unlink()
     return ids
 
 
@@ -76,6 +80,20 @@ def team(team_template: tuple[Path, dict[str, Any]]) -> Iterator[ui_testing.Team
     with live.short_fleet() as fleet:
         machines = live.copy_team(template, fleet.base, NAMES)
         yield ui_testing.Team(fleet.base / live.REMOTE, machines, ids)
+
+
+@pytest.fixture(scope="session")
+def shared(team_template: tuple[Path, dict[str, Any]], tmp_path_factory: pytest.TempPathFactory
+           ) -> Iterator[tuple[ui_testing.Team, ui_testing.Server]]:
+    """One copy of the team and one `gitive ui` on machine a, for every test that only reads."""
+    template, ids = team_template
+    with live.short_fleet() as fleet:
+        machines = live.copy_team(template, fleet.base, NAMES)
+        server = ui_testing.Server.start(machines[0], tmp_path_factory.mktemp("ui") / "ui.log")
+        try:
+            yield ui_testing.Team(fleet.base / live.REMOTE, machines, ids), server
+        finally:
+            server.stop()
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 from testing import ui as ui_testing
-from testing.ui import Team
+from testing.ui import Server, Team
 
 
 def _active(browser: Any) -> Any:
@@ -24,8 +24,8 @@ def _keys(browser: Any, *keys: str) -> None:
     ActionChains(browser).send_keys(*keys).perform()
 
 
-def test_keyboard_reaches_every_view_search_and_rows(team: Team, serve: Any, browser: Any, artifacts: Path) -> None:
-    server = serve(team.machines[0])
+def test_keyboard_reaches_every_view_search_and_rows(shared: tuple[Team, Server], browser: Any, artifacts: Path) -> None:
+    server = shared[1]
     browser.get(server.url)
     WebDriverWait(browser, 10).until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-live") == "1")
     _keys(browser, "5")
@@ -62,9 +62,9 @@ def _background(browser: Any) -> str:
     return browser.execute_script("return getComputedStyle(document.body).backgroundColor")
 
 
-def test_dark_and_light_schemes_follow_the_system_and_the_switch(team: Team, serve: Any, browser: Any,
+def test_dark_and_light_schemes_follow_the_system_and_the_switch(shared: tuple[Team, Server], browser: Any,
                                                                   artifacts: Path) -> None:
-    server = serve(team.machines[0])
+    server = shared[1]
     light, dark = "rgb(251, 251, 250)", "rgb(21, 24, 27)"
     try:
         browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [
@@ -90,8 +90,8 @@ def test_dark_and_light_schemes_follow_the_system_and_the_switch(team: Team, ser
         browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
 
 
-def test_pages_read_without_javascript(team: Team, serve: Any, tmp_path: Path, artifacts: Path) -> None:
-    server = serve(team.machines[0])
+def test_pages_read_without_javascript(shared: tuple[Team, Server], tmp_path: Path, artifacts: Path) -> None:
+    team, server = shared
     with ui_testing.chromium(tmp_path / "profile", javascript=False) as browser:
         browser.get(server.url)
         assert browser.current_url.endswith("/team")  # the token exchange is a server redirect, not script

@@ -9,12 +9,11 @@ from urllib.parse import urlencode
 
 from testing import fixtures
 from testing.machines import Fleet
-from testing.ui import Team
+from testing.ui import Server, Team
 
 
-def test_each_view_as_json(team: Team, serve: Any) -> None:
-    a = team.machines[0]
-    server = serve(a)
+def test_each_view_as_json(shared: tuple[Team, Server]) -> None:
+    team, server = shared
     t = server.json("/team")
     assert t["view"] == "team"
     assert sorted(p["person"] for p in t["people"]) == ["alice", "bob", "carol"]
@@ -49,9 +48,9 @@ def test_each_view_as_json(team: Team, serve: Any) -> None:
     assert missing.status == 404 and "no lesson" in missing.json()["error"]
 
 
-def test_search_ranks_exactly_as_the_cli(team: Team, serve: Any) -> None:
+def test_search_ranks_exactly_as_the_cli(shared: tuple[Team, Server]) -> None:
+    team, server = shared
     a = team.machines[0]
-    server = serve(a)
     for query, files, proposed in [("make gen proto client", [], "1"), ("flaky payments midnight", [], "1"),
                                    ("flaky payments midnight", [], ""), ("", ["api.proto"], "1"),
                                    ("database staging", ["src/app.py"], "1")]:

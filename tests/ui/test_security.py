@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import hashlib
 import http.client
+import os
 import re
 import sqlite3
+import subprocess
 from contextlib import closing
-from pathlib import Path
-from typing import Any
 from urllib.parse import urljoin, urlparse
 
 import pytest
@@ -125,23 +125,13 @@ def test_only_the_exact_host_origin_token_and_a_read_get_through(running: Server
 
 
 @pytest.fixture(scope="module")
-def lessons(team_template: tuple[Path, dict[str, Any]]) -> dict[str, str]:
-    return team_template[1]
+def running(shared: tuple[Team, Server]) -> Server:
+    return shared[1]
 
 
 @pytest.fixture(scope="module")
-def running(team_template: tuple[Path, dict[str, Any]], tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """One server for the property test (hypothesis runs many examples against it)."""
-    from testing import live
-
-    template, _ = team_template
-    with live.short_fleet() as fleet:
-        machine = live.copy_team(template, fleet.base, ["a", "b", "c"])[0]
-        server = Server.start(machine, tmp_path_factory.mktemp("ui") / "ui.log")
-        try:
-            yield server
-        finally:
-            server.stop()
+def lessons(shared: tuple[Team, Server]) -> dict[str, str]:
+    return shared[0].lessons
 
 
 # --- read-only ------------------------------------------------------------------------------------------------
@@ -184,9 +174,9 @@ def _crawl(server: Server, lessons: dict[str, str]) -> set[str]:
     return seen
 
 
-def test_a_full_crawl_writes_nothing(team: Team, serve: Any) -> None:
+def test_a_full_crawl_writes_nothing(shared: tuple[Team, Server]) -> None:
+    team, server = shared
     a = team.machines[0]
-    server = serve(a)
     server.request("/team")  # the first read-only open of the index is allowed to create its empty WAL
     refs_before, remote_before = hive_tips(a), fixtures.ref_tips(team.remote)
     index_before, home_before = _index_state(a), _home_files(a)
@@ -202,13 +192,12 @@ def test_a_full_crawl_writes_nothing(team: Team, serve: Any) -> None:
     assert _home_files(a) == home_before
 
 
-def test_a_taken_port_is_a_one_line_error(team: Team, serve: Any, tmp_path: Path) -> None:
-    import subprocess
-
-    first = serve(team.machines[0])
-    result = subprocess.run([str(GITIVE), "ui", "--port", str(first.port)], cwd=team.machines[1].clone,
-                            env={**__import__("os").environ, "GITIVE_HOME": str(team.machines[1].home)},
-                            capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+def test_a_taken_port_is_a_one_line_error(shared: tuple[Team, Server]) -> None:
+    team, first = shared
+    b = team.machines[1]
+    result = subprocess.run([str(GITIVE), "ui", "--port", str(first.port)], cwd=b.clone,
+                            env={**os.environ, "GITIVE_HOME": str(b.home)}, capture_output=True, text=True,
+                            timeout=60, stdin=subprocess.DEVNULL)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
         f"gitive: port {first.port} on 127.0.0.1 is in use; pick another with --port, or leave it out for a free one"]

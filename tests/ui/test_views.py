@@ -7,7 +7,7 @@ from typing import Any
 
 from selenium.webdriver.common.by import By
 
-from testing.ui import Team
+from testing.ui import Server, Team
 
 
 def _open(browser: Any, server: Any, path: str) -> None:
@@ -24,9 +24,8 @@ def _texts(browser: Any, css: str) -> list[str]:
     return [e.text for e in browser.find_elements(By.CSS_SELECTOR, css)]
 
 
-def test_every_view_renders_the_team(team: Team, serve: Any, browser: Any, artifacts: Path) -> None:
-    a = team.machines[0]
-    server = serve(a)
+def test_every_view_renders_the_team(shared: tuple[Team, Server], browser: Any, artifacts: Path) -> None:
+    team, server = shared
     browser.get(server.url)  # the token: exchanged for a cookie, then the address without it
     assert "token=" not in browser.current_url
     assert browser.current_url.endswith("/team")
