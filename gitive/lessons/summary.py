@@ -13,8 +13,7 @@ def counts(conn: sqlite3.Connection, now: int | None = None) -> dict[str, int]:
     now = now if now is not None else now_ms()
     out = dict.fromkeys(STATES, 0)
     sql = ("SELECT CASE WHEN s.state = 'proposed' AND ? - l.at > ? THEN 'held' ELSE s.state END AS st, COUNT(*) "
-           "FROM visible_lessons l JOIN lesson_status s ON s.lesson = l.id "
-           "JOIN members m ON m.machine = l.author GROUP BY st")
+           "FROM visible_lessons l JOIN lesson_status s ON s.lesson = l.id GROUP BY st")
     for state, n in conn.execute(sql, (now, HELD_AFTER_MS)):
         out[state] = out.get(state, 0) + n
     return out
