@@ -25,7 +25,7 @@ _HINTS = {
     "roster-refused": "a roster entry broke a membership rule and is ignored",
     "bad-link": "an entry's prev does not name the entry below it: forged or re-wrapped; that log is ignored "
                 "from there",
-    "not-admitted": "a log of a machine the roster does not admit; it is not read until the roster admits it",
+    "unknown-signer": "a log of a machine the roster does not admit; it is not read until the roster admits it",
     "inner-signature": "an entry's own signature fails although the entry above it vouches for its bytes: its "
                        "machine wrote something no honest gitive writes; check that machine",
     "replaced": "someone pushed commits onto this machine's own log on the remote; `gitive sync` replaced them "
@@ -35,9 +35,14 @@ _HINTS = {
 
 def diagnose(hive: Hive, conn: sqlite3.Connection) -> list[dict[str, Any]]:
     # Entries authenticated by a hash link only: check their own signatures now (an idle sync does a few).
-    conn.execute("BEGIN IMMEDIATE")
-    check_signatures(conn, hive.team_id)
-    conn.execute("COMMIT")
+    # A read-only view of the index (`gitive ui`) reports what earlier checks found.
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        check_signatures(conn, hive.team_id)
+        conn.execute("COMMIT")
+    except sqlite3.OperationalError:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
     found: list[dict[str, Any]] = []
     for p in queries.problems(conn):
         found.append({"kind": p["kind"], "where": p["source"], "seq": p["seq"], "detail": p["detail"],

@@ -27,7 +27,7 @@ from gitive.store import refs, verify
 from gitive.store.logs import read_entry
 
 Progress = Callable[[int, int], None]
-NOT_ADMITTED = "not-admitted"
+NOT_ADMITTED = "unknown-signer"  # the same kind doctor reports for entries of machines not on the roster
 
 
 class Cursor(NamedTuple):
@@ -119,7 +119,7 @@ def _ingest_ref(conn: sqlite3.Connection, work: Work, team_id: str, report: Repo
         (ref.machine, ref.log, ref.machine, ref.log),
     )
     # A refused tip is remembered with its reason: the next read costs one comparison, until the tip moves,
-    # the roster changes (not-admitted) or the retry time of an entry stamped ahead passes.
+    # the roster changes (unknown-signer) or the retry time of an entry stamped ahead passes.
     refused = problem.kind if problem else (cursor.refused if checked.stopped and cursor else None)
     retry_at = problem.retry_at if problem else None
     _set_cursor(conn, work.store, ref.name, tip, max(tip_seq, cursor.seq if cursor else 0), refused, retry_at)

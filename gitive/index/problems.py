@@ -11,7 +11,7 @@ from gitive.store.verify import CHAIN_PROBLEMS
 
 # Problems that describe a ref's current tip: replaced whenever that ref is read again, so the index reports
 # what its refs hold now, exactly as a rebuild would.
-TIP_PROBLEMS = (*CHAIN_PROBLEMS, "not-admitted")
+TIP_PROBLEMS = (*CHAIN_PROBLEMS, "unknown-signer")
 
 
 @dataclass

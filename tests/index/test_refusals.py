@@ -72,7 +72,7 @@ def test_a_log_of_a_machine_not_on_the_roster_is_refused_by_tip_then_read_once_a
     alice.ok("sync")
     with db.connect(alice.clone / ".git" / "gitive" / "index.sqlite") as conn:
         assert conn.execute("SELECT COUNT(*) FROM entries WHERE author = ?", (carol.id,)).fetchone()[0] == 0
-    assert [p["kind"] for p in _problems(alice) if carol.id[:12] in p["detail"]] == ["not-admitted"]
+    assert [p["kind"] for p in _problems(alice) if carol.id[:12] in p["detail"]] == ["unknown-signer"]
     walks = _walks(monkeypatch)
     assert _ingest(alice, monkeypatch).refs_read == 0 and walks == []
     monkeypatch.undo()
@@ -81,7 +81,7 @@ def test_a_log_of_a_machine_not_on_the_roster_is_refused_by_tip_then_read_once_a
     alice.ok("sync")  # the roster now admits carol: her log is read, though its tip did not move
     names = sorted(e["record"]["name"] for e in alice.json("log", "--log", "team") if e["author"] == carol.id)
     assert names == ["note early 0", "note early 1", "note early 2"]
-    assert not [p for p in _problems(alice) if p["kind"] == "not-admitted"]
+    assert not [p for p in _problems(alice) if p["kind"] == "unknown-signer"]
 
 
 def test_a_rewrapped_roster_entry_never_quarantines_the_founder(fleet: Fleet, pair: tuple[Machine, Machine],
