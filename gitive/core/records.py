@@ -120,12 +120,28 @@ def field_cap(kind: str, name: str, ftype: str) -> int | None:
     return FIELD_CAPS.get((kind, name), TYPE_CAPS.get(ftype))
 
 
-def _size(value: Any) -> int:
+def _size(value: Any, cap: int) -> int:
+    """The capped size of ``value`` (any size at most ``cap`` when it is certainly under it)."""
     if isinstance(value, str):
+        if len(value) * 4 <= cap:  # UTF-8 takes at most 4 bytes a character
+            return len(value)
         return len(value.encode("utf-8", "surrogatepass"))
     from gitive.core import canonical
 
     return len(canonical.dumps(value))
+
+
+# The common field types checked without the dispatch below (the hot read path checks every entry); a type
+# not listed here is checked by _type_ok.
+_FAST: dict[str, Any] = {
+    "str": lambda v: isinstance(v, str),
+    "bool": lambda v: isinstance(v, bool),
+    "list": lambda v: isinstance(v, list),
+    "dict": lambda v: isinstance(v, dict),
+    "hex": is_hex64,
+    "machine": is_machine_id,
+    "name": is_name,
+}
 
 
 def _type_ok(kind: str, value: Any) -> bool:
@@ -178,18 +194,22 @@ def check_record(record: Any, *, caps: bool = True) -> str:
     fields = _FIELDS.get(kind)
     if fields is None:
         raise InvalidRecord(f"unknown record kind {kind!r}; known kinds: {', '.join(sorted(_FIELDS))}")
+    present = 1
     for name, (ftype, required) in fields.items():
         if name not in record:
             if required:
                 raise InvalidRecord(f"{kind} record is missing `{name}`")
             continue
-        if not _type_ok(ftype, record[name]):
-            raise InvalidRecord(f"{kind} record has a bad `{name}` (expected {ftype}): {record[name]!r:.80}")
+        present += 1
+        value = record[name]
+        fast = _FAST.get(ftype)
+        if not (fast(value) if fast is not None else _type_ok(ftype, value)):
+            raise InvalidRecord(f"{kind} record has a bad `{name}` (expected {ftype}): {value!r:.80}")
         cap = field_cap(kind, name, ftype) if caps else None
-        if cap is not None and (size := _size(record[name])) > cap:
+        if cap is not None and (size := _size(value, cap)) > cap:
             raise InvalidRecord(f"{kind} record `{name}` is {size:,} bytes, over its cap of {cap:,}: shorten it")
-    extra = set(record) - set(fields) - {"type"}
-    if extra:
+    if present != len(record):
+        extra = set(record) - set(fields) - {"type"}
         raise InvalidRecord(f"{kind} record has unknown fields: {', '.join(sorted(extra))}")
     return kind
 

@@ -82,7 +82,6 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE entries ADD COLUMN hash TEXT NOT NULL DEFAULT '';
         UPDATE entries SET hash = blake3_hex(envelope);
         ALTER TABLE entries ADD COLUMN sig_checked INTEGER NOT NULL DEFAULT 1;
-        CREATE INDEX entries_unchecked ON entries(sig_checked) WHERE sig_checked = 0;
         ALTER TABLE cursors ADD COLUMN refused TEXT;
         ALTER TABLE cursors ADD COLUMN retry_at INTEGER
     """),
