@@ -113,6 +113,7 @@ MAX_INT = 2**63 - 1  # what SQLite and every JSON reader hold exactly
 ENTRY_VERSION = 2  # LogEntry format written now; v1 entries (no `v`) are still read
 _V1_FIELDS = frozenset({"author", "log", "scope", "seq", "at", "record"})
 _V2_FIELDS = _V1_FIELDS | {"v"}
+_V2_LINKED = _V2_FIELDS | {"prev"}
 
 
 def field_cap(kind: str, name: str, ftype: str) -> int | None:
@@ -177,6 +178,19 @@ def _type_ok(kind: str, value: Any) -> bool:
     raise AssertionError(f"unknown field type {kind}")
 
 
+_Plan = list[tuple[str, str, Any, bool, "int | None"]]
+_PLANS: dict[str, _Plan] = {}
+
+
+def _plan(kind: str, fields: dict[str, tuple[str, bool]]) -> _Plan:
+    """Per field of ``kind``: (name, type, checker or None for _type_ok, required, cap), built once a kind."""
+    plan = _PLANS.get(kind)
+    if plan is None:
+        plan = _PLANS[kind] = [(name, ftype, _FAST.get(ftype), required, field_cap(kind, name, ftype))
+                               for name, (ftype, required) in fields.items()]
+    return plan
+
+
 def check_record(record: Any, *, caps: bool = True) -> str:
     """Validate a record; return its kind.
 
@@ -195,18 +209,16 @@ def check_record(record: Any, *, caps: bool = True) -> str:
     if fields is None:
         raise InvalidRecord(f"unknown record kind {kind!r}; known kinds: {', '.join(sorted(_FIELDS))}")
     present = 1
-    for name, (ftype, required) in fields.items():
+    for name, ftype, fast, required, cap in _plan(kind, fields):
         if name not in record:
             if required:
                 raise InvalidRecord(f"{kind} record is missing `{name}`")
             continue
         present += 1
         value = record[name]
-        fast = _FAST.get(ftype)
         if not (fast(value) if fast is not None else _type_ok(ftype, value)):
             raise InvalidRecord(f"{kind} record has a bad `{name}` (expected {ftype}): {value!r:.80}")
-        cap = field_cap(kind, name, ftype) if caps else None
-        if cap is not None and (size := _size(value, cap)) > cap:
+        if caps and cap is not None and (size := _size(value, cap)) > cap:
             raise InvalidRecord(f"{kind} record `{name}` is {size:,} bytes, over its cap of {cap:,}: shorten it")
     if present != len(record):
         extra = set(record) - set(fields) - {"type"}
@@ -244,7 +256,8 @@ def check_entry(entry: Any, now: int | None = None) -> str:
     if "v" in entry and (version != ENTRY_VERSION or isinstance(version, bool)):
         raise InvalidRecord(f"entry `v` must be {ENTRY_VERSION} (or absent for a v1 entry), not {version!r:.20}")
     expected = _V1_FIELDS if version == 1 else _V2_FIELDS
-    if set(entry) - {"prev"} != expected or (version == 1 and "prev" in entry):
+    keys = entry.keys()
+    if not (keys == expected or (version != 1 and keys == _V2_LINKED)):
         raise InvalidRecord(f"a v{version} log entry has exactly the fields {', '.join(sorted(expected))}"
                             + (" and `prev` above seq 1" if version != 1 else ""))
     if not is_machine_id(entry["author"]):
