@@ -47,10 +47,11 @@ class Entry(NamedTuple):
     parent: str | None
     signed: dict[str, Any]
     raw: bytes = b""  # the canonical envelope as stored
+    digest: str = ""  # entry_hash(raw), when the reader computed it already
 
     @property
     def hash(self) -> str:
-        return entry_hash(self.raw)
+        return self.digest or entry_hash(self.raw)
 
     @property
     def version(self) -> int:
@@ -163,7 +164,7 @@ def read_entry(repo: pygit2.Repository, oid: str) -> Entry:
     if not canonical_form:
         raise InvalidRecord(f"{oid} is not in canonical commit form (its message, times, identity or headers "
                             "differ from what its entry determines)")
-    return Entry(oid, parent, env, data)
+    return Entry(oid, parent, env, data, entry_hash(data))
 
 
 def append(
@@ -203,7 +204,7 @@ def append(
             raise InvalidRecord(f"entry is {len(data)} bytes, over the {MAX_ENTRY_BYTES} cap")
         commit = write_commit(repo, data, entry, old)
         if refs.set_if_equals(repo, name, old, commit, f"gitive: {summary(entry)}"):
-            return Entry(commit, old, envelope, data)
+            return Entry(commit, old, envelope, data, entry_hash(data))
         time.sleep(random.uniform(0.001, 0.005) * (1 + attempt))
     raise RaceLost(f"could not append to {name}: other writers kept moving it; try again")
 
