@@ -147,7 +147,6 @@ class World:
             hive = open_hive(reader.clone)
             with fresh_index(hive) as (conn, _):
                 incremental = normalized(conn)
-            self.steps += 0
             path = self.base / f"rebuild-{reader.name}.sqlite"
             for suffix in ("", "-wal", "-shm"):
                 path.with_name(path.name + suffix).unlink(missing_ok=True)

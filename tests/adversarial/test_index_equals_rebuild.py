@@ -16,6 +16,23 @@ from testing.rebuild import MOVES, World, machine_test
 TestIncrementalEqualsRebuild = machine_test(MOVES)
 
 
+def test_a_quarantined_lesson_leaves_every_state_at_once(tmp_path: Path) -> None:
+    """The equivocation flag was overwritten during ingest, so a quarantined lesson kept its state (listed and
+    injectable) until a rebuild."""
+    world = World.create(tmp_path)
+    bob, alice, twin = world.bob, world.alice, world.twin
+    bob.ok("lessons", "propose", "--kind", "Gotcha", "--text", "Regenerate the stubs", "-e", "file:api.proto")
+    bob.ok("sync")
+    alice.ok("sync")
+    world.check()
+    twin.ok("lessons", "propose", "--kind", "Gotcha", "--text", "Never regenerate", "-e", "file:api.proto")
+    twin.git("push", "--quiet", "--force", "origin", f"refs/hive/logs/{twin.id}/project")
+    alice.ok("sync")
+    incremental, _ = world.views(alice)
+    assert incremental["quarantines"] and incremental["lessons"] == []
+    world.check()
+
+
 @pytest.mark.xfail(strict=True, reason="citation stats are counters bumped at projection time, so the order in "
                    "which two equivocating entries arrive decides the count; the authority work reads stats "
                    "from rows through admission and quarantine (docs/verification.md §4): then remove this mark")
