@@ -83,10 +83,33 @@ MIGRATIONS: list[tuple[str, str | Callable[[sqlite3.Connection], None]]] = [
 ]
 
 
+_LESSON_SEARCH = (
+    """CREATE TABLE paths(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, dir TEXT NOT NULL, name TEXT NOT NULL,
+                          lessons INTEGER NOT NULL)""",
+    "CREATE INDEX paths_dir ON paths(dir)",
+    "CREATE INDEX paths_name ON paths(name)",
+    """CREATE TABLE lesson_files(path INTEGER NOT NULL, lesson INTEGER NOT NULL, via INTEGER NOT NULL,
+                                 PRIMARY KEY(path, lesson)) WITHOUT ROWID""",
+    "CREATE INDEX lesson_files_lesson ON lesson_files(lesson)",
+    "CREATE INDEX lessons_scope_at ON lessons(scope_kind, scope_value, at)",
+    "CREATE INDEX lessons_kind_at ON lessons(scope_kind, at)",
+    "ALTER TABLE lesson_bodies ADD COLUMN symptoms TEXT",
+    "DROP TABLE lesson_text",
+    "DROP TABLE lesson_fts",
+    """CREATE VIRTUAL TABLE lesson_fts USING fts5(text, applicability, tags, symptoms, paths,
+                                                 tokenize = 'porter unicode61')""",
+    # Rowids only grow (AUTOINCREMENT), so "rows past N" is exactly what was indexed since N.
+    """CREATE TABLE lesson_text(fts_rowid INTEGER PRIMARY KEY AUTOINCREMENT, lesson TEXT NOT NULL UNIQUE,
+                                body_hash TEXT NOT NULL, digest TEXT NOT NULL)""",
+    """CREATE TABLE lesson_vectors(fts_rowid INTEGER NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL,
+                                   PRIMARY KEY(fts_rowid, model)) WITHOUT ROWID""",
+)
+
+
 def _lesson_search(conn: sqlite3.Connection) -> None:
     from gitive.index import lesson_files, lesson_text
 
-    for statement in ["\n        CREATE TABLE paths(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, dir TEXT NOT NULL, name TEXT NOT NULL,\n                           lessons INTEGER NOT NULL)", "\n        CREATE INDEX paths_dir ON paths(dir)", "\n        CREATE INDEX paths_name ON paths(name)", "\n        CREATE TABLE lesson_files(path INTEGER NOT NULL, lesson INTEGER NOT NULL, via INTEGER NOT NULL,\n                                  PRIMARY KEY(path, lesson)) WITHOUT ROWID", "\n        CREATE INDEX lesson_files_lesson ON lesson_files(lesson)", "\n        CREATE INDEX lessons_scope_at ON lessons(scope_kind, scope_value, at)", "\n        CREATE INDEX lessons_kind_at ON lessons(scope_kind, at)", "\n        ALTER TABLE lesson_bodies ADD COLUMN symptoms TEXT", "\n        DROP TABLE lesson_text", "\n        DROP TABLE lesson_fts", "\n        CREATE VIRTUAL TABLE lesson_fts USING fts5(text, applicability, tags, symptoms, paths,\n                                                   tokenize = 'porter unicode61')", "\n        CREATE TABLE lesson_text(fts_rowid INTEGER PRIMARY KEY, lesson TEXT NOT NULL UNIQUE,\n                                 body_hash TEXT NOT NULL, digest TEXT NOT NULL)\n    "]:
+    for statement in _LESSON_SEARCH:
         conn.execute(statement)
     for lesson, evidence in conn.execute("SELECT id, evidence FROM lessons").fetchall():
         lesson_files.add(conn, lesson, lesson_files.cited(json.loads(evidence)))

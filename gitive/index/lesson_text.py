@@ -44,10 +44,14 @@ def symptoms(conn: sqlite3.Connection, lesson: str, shown_hash: str) -> list[str
 
 
 def drop_text(conn: sqlite3.Connection, lesson: str) -> None:
+    """Forget what is shown and indexed of ``lesson``: its search row, its vectors, its ``lesson_text`` row."""
     row = conn.execute("SELECT fts_rowid FROM lesson_text WHERE lesson = ?", (lesson,)).fetchone()
     if row:
         conn.execute("DELETE FROM lesson_fts WHERE rowid = ?", (row[0],))
+        conn.execute("DELETE FROM lesson_vectors WHERE fts_rowid = ?", (row[0],))
         conn.execute("DELETE FROM lesson_text WHERE lesson = ?", (lesson,))
+        conn.execute("INSERT INTO meta VALUES ('lesson_text_drops', '1') ON CONFLICT(key) DO UPDATE SET "
+                     "value = CAST(value AS INTEGER) + 1")
 
 
 def _document(conn: sqlite3.Connection, lesson: str) -> tuple[str, tuple[str, ...]] | None:
@@ -82,13 +86,16 @@ def refresh_fts(conn: sqlite3.Connection, lessons: set[str]) -> None:
         if row and row[0] == digest:
             continue
         drop_text(conn, lesson)
-        cur = conn.execute(f"INSERT INTO lesson_fts({', '.join(COLUMNS)}) VALUES (?,?,?,?,?)", document)
-        conn.execute("INSERT INTO lesson_text(fts_rowid, lesson, body_hash, digest) VALUES (?,?,?,?)",
-                     (cur.lastrowid, lesson, shown, digest))
+        # lesson_text's rowids only grow (AUTOINCREMENT), so "rows past N" is exactly what is new since N.
+        cur = conn.execute("INSERT INTO lesson_text(lesson, body_hash, digest) VALUES (?,?,?)",
+                           (lesson, shown, digest))
+        conn.execute(f"INSERT INTO lesson_fts(rowid, {', '.join(COLUMNS)}) VALUES (?,?,?,?,?,?)",
+                     (cur.lastrowid, *document))
 
 
 def reindex_all(conn: sqlite3.Connection) -> None:
     """Build ``lesson_fts`` and ``lesson_text`` again for every lesson (a schema step calls this)."""
     conn.execute("DELETE FROM lesson_fts")
+    conn.execute("DELETE FROM lesson_vectors")
     conn.execute("DELETE FROM lesson_text")
     refresh_fts(conn, {lesson for (lesson,) in conn.execute("SELECT id FROM lessons")})
