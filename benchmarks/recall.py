@@ -33,8 +33,6 @@ import os
 import re
 import shutil
 import sqlite3
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -49,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as c
 
 DATA = Path(__file__).resolve().parent / "data" / "recall_hard.yaml"
-FORMAT_VERSION = 3  # bump when the data set or how it is written changes, so old caches are not reused
+FORMAT_VERSION = 4  # bump when the data set or how it is written changes, so old caches are not reused
 DAY_MS = 86_400_000
 TOP = 10
 SHAPES = ("paraphrase", "task", "sibling", "crowded", "error")
@@ -440,14 +438,17 @@ def synthetic(data: dict[str, Any], count: int, paths: list[str], busy: list[str
 
     rnd = random.Random(seed)
     vocab = data["synthetic"]
+    # Words of the labelled lessons themselves, so synthetic lessons also compete on the questions' vocabulary.
+    spoken = sorted({w for x in data["lessons"] for w in re.findall(r"[a-z]{4,}", x["text"].lower())})
     out = []
     for n in range(count):
         cited = [busy[n % len(busy)]] if n % 10 == 0 else []
         cited += rnd.sample(paths, files_per_lesson)
+        near = " ".join(rnd.sample(spoken, 3))
         out.append({
             "key": f"syn-{seed}-{n}", "kind": rnd.choice(["Gotcha", "Convention", "Correction"]),
-            "text": f"{rnd.choice(vocab['components']).capitalize()} {rnd.choice(vocab['problems'])}: "
-                    f"{rnd.choice(vocab['advice'])} (case {n}).",
+            "text": f"{rnd.choice(vocab['components']).capitalize()} {rnd.choice(vocab['problems'])} "
+                    f"near {near}: {rnd.choice(vocab['advice'])}.",
             "applicability": rnd.choice(vocab["when"]), "tags": [f"area{n % 40}"],
             "project": rnd.choice(list(data["projects"])), "files": sorted(set(cited))})
     return out

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitive.core.clock import now_ms
-from gitive.index import lesson_files, words
+from gitive.index import lesson_files, lesson_terms, words
 from gitive.lessons.recall_present import (
     FILE_DIR,
     FILE_EXACT,
@@ -59,6 +59,10 @@ AGE_HALF_LIFE_DAYS = 90
 BM25_SYMPTOM = (1.0, 1.0, 0.5, 1.0, 0.3)
 BM25_TASK = (1.0, 2.0, 0.5, 0.6, 0.3)  # a task-shaped question: what a lesson says about when it applies
 RRF_K = 10  # reciprocal rank fusion: 1 / (RRF_K + rank), summed over the rankings a lesson is in
+FUSED_POOL = 25  # candidates per ranking when several are fused: a lesson ranked below that adds little
+MAX_SHARE = 0.1  # a query word more than this share of lessons contain is left out ...
+KEEP_RAREST = 2  # ... unless fewer words than this would remain
+MIN_TO_PRUNE = 500  # below this many lessons every word is cheap
 
 _STATES = {False: ("verified",), True: ("verified", "proposed")}
 
@@ -191,14 +195,30 @@ def fuse(rankings: Sequence[dict[str, float]]) -> dict[str, float]:
     return {k: v / top for k, v in fused.items()}
 
 
+def _telling(conn: sqlite3.Connection, found: list[str], total: int) -> list[str]:
+    """``found`` without the words so common among the lessons that they cost a pass over much of the index
+    and tell almost nothing (kept when fewer than ``KEEP_RAREST`` words would remain: then the rarest stay)."""
+    if total < MIN_TO_PRUNE or len(found) <= KEEP_RAREST:
+        return found
+    counts = lesson_terms.frequencies(conn, found, PREFIX_MIN)
+    if counts is None:
+        return found
+    kept = [w for w in found if counts[w] <= MAX_SHARE * total]
+    if len(kept) >= KEEP_RAREST:
+        return kept
+    rarest = set(sorted(found, key=lambda w: (counts[w], found.index(w)))[:KEEP_RAREST])
+    return [w for w in found if w in rarest]
+
+
 def _text_rankings(conn: sqlite3.Connection, phrasings: Sequence[list[str]], task: bool, pool: int,
                    by_file: Iterable[str]) -> list[dict[str, float]]:
     """One BM25 ranking per phrasing, as positive scores (FTS5's bm25 is negative, lower is better)."""
     weights = BM25_TASK if task else BM25_SYMPTOM
     extra = list(by_file)
+    total = lesson_terms.shown(conn)
     out = []
     for found in phrasings:
-        ranking = _text_candidates(conn, match_expression(found), weights, pool, extra)
+        ranking = _text_candidates(conn, match_expression(_telling(conn, found, total)), weights, pool, extra)
         out.append({k: -v for k, v in ranking.items()})
     return out
 
@@ -242,9 +262,11 @@ def search(conn: sqlite3.Connection, query: str, *, files: Sequence[str] = (), p
     pool = POOL * math.ceil((offset + limit) / POOL)
     weighted = lesson_files.weights(conn, paths)
     by_file = lesson_files.candidates(conn, weighted, pool)
-    rankings = _text_rankings(conn, phrasings, words.task_shaped(query), pool, by_file)
+    lists = len(phrasings) + (len(texts) if semantic is not None else 0)
+    each = pool if lists <= 1 else max(FUSED_POOL, pool // lists)
+    rankings = _text_rankings(conn, phrasings, words.task_shaped(query), each, by_file)
     if semantic is not None and texts:
-        rankings += semantic.rankings(conn, texts, pool)
+        rankings += semantic.rankings(conn, texts, each)
     text = fuse(rankings)
     if not text and not by_file:
         return []

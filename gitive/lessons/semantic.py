@@ -94,9 +94,10 @@ class Backend:
         matrix = _matrix(conn, key)
         if matrix.rowids.size == 0:
             return []
+        every = matrix.vectors @ self.embed(texts).T  # one product for all the texts
         out = []
-        for query in self.embed(texts):
-            scores = matrix.vectors @ query
+        for column in range(every.shape[1]):
+            scores = every[:, column]
             top = _top(scores, pool * 2)
             hits = {int(matrix.rowids[i]): float(scores[i]) for i in top if scores[i] > 0}
             out.append(_by_lesson(conn, hits, pool))
