@@ -71,12 +71,16 @@ def learn(
     if disabled:
         console.print("extraction is off (`gitive learn --on` turns it back on)")
         return 0
-    console.print(f"read {done.events:,} events of {done.sessions:,} sessions: {done.drafted} new drafts, "
-                  f"{done.candidates} lesson drafts waiting for you (`gitive learn --review`)")
+    console.print(f"read {done.events:,} events of {done.sessions:,} sessions: {_n(done.drafted, 'new draft')}, "
+                  f"{_n(done.candidates, 'lesson draft')} waiting for you (`gitive learn --review`)")
     console.print(f"  {rate.said()}")
     for problem in done.problems:
         console.print(f"  note: {problem}")
     return 0
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def _list(thresholds: Any, as_json: bool, rebuild: bool) -> int:

@@ -21,7 +21,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from gitive.learn import store
+from gitive.learn import pairs, store
 from gitive.learn.pairs import Pair
 
 RUBRIC: tuple[tuple[str, str], ...] = (
@@ -48,12 +48,9 @@ class Thresholds(NamedTuple):
 
 def computed(pair: Pair, later: Sequence[dict[str, Any]]) -> dict[str, int]:
     """Task success and evidence, from the events themselves. ``later``: the session's events after the pass."""
-    from gitive.learn.pairs import normalize_command
-
-    failed_again = any(
-        isinstance(e.get("command"), dict) and normalize_command(str(e["command"].get("command", ""))) == pair.command
-        and e["command"].get("exit_code") not in (0, None) for e in later)
-    parts = [bool(pair.failed), bool(pair.edits), (pair.passed.get("command") or {}).get("exit_code") == 0]
+    failed_again = any((run := pairs.run_of(e)) is not None and run[0] == pair.command and run[1] != 0 for e in later)
+    passed = pairs.run_of(pair.passed)
+    parts = [bool(pair.failed), bool(pair.edits), passed is not None and passed[1] == 0]
     return {"task_success": 0 if failed_again or not parts[2] else 100, "evidence": round(100 * sum(parts) / 3)}
 
 

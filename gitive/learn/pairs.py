@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 _CD = re.compile(r"^\s*cd\s+\S+\s*(?:&&|;)\s*")
-_TAIL = re.compile(r"\s*(?:2>&1|\|\s*(?:tail|head|grep|less|cat)\b[^|]*)+\s*$")
+_TAIL = re.compile(r"(?:\s*(?:2>&1|\|\s*(?:tail|head|grep|less|cat)\b[^|]*))+\s*$")
 _ENV = re.compile(r"^(?:[A-Z_][A-Z0-9_]*=\S+\s+)+")
 _FAILED_TEST = re.compile(r"(?:FAILED|FAIL|ERROR)[:\s]+([\w./\-\[\]:]+(?:::[\w\[\]\-.]+)+|[\w./-]+\.(?:py|ts|js|go|rs|rb))")
 _ERROR_CLASS = re.compile(r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Failure|Failed|Warning))\b")
@@ -67,11 +67,19 @@ def signature(command: str, test: str, error_class: str) -> str:
     return hashlib.blake2b(json.dumps([command, test, error_class]).encode(), digest_size=12).hexdigest()
 
 
-def _run(event: dict[str, Any]) -> tuple[str, int] | None:
+# Harnesses whose hooks report a failed tool call on its own event (Claude Code's PostToolUseFailure): a
+# completed shell call there without an exit code succeeded. Elsewhere a missing exit code is not known.
+SUCCESS_WITHOUT_CODE = frozenset({"claude"})
+
+
+def run_of(event: dict[str, Any]) -> tuple[str, int] | None:
+    """(normalized command, exit code) of a shell call, or None when the event is not one with a known code."""
     command = event.get("command")
     if not isinstance(command, dict) or not isinstance(command.get("command"), str):
         return None
     code = command.get("exit_code")
+    if code is None and (event.get("harness") or {}).get("name") in SUCCESS_WITHOUT_CODE:
+        code = 0
     if not isinstance(code, int) or isinstance(code, bool):
         return None
     normalized = normalize_command(command["command"])
@@ -99,7 +107,7 @@ def in_session(events: Sequence[dict[str, Any]]) -> list[Pair]:
             for _, edits in failing.values():
                 edits.append(event)
             continue
-        run = _run(event)
+        run = run_of(event)
         if run is None or event.get("event", {}).get("action") != "tool.completed":
             continue
         command, code = run
