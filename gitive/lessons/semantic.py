@@ -105,6 +105,11 @@ class Backend:
 
 
 def _load(name: str) -> Any:
+    # One question is a few short texts and one matrix product: thread pools only add start-up and, on a
+    # busy machine, waiting (measured: 25 ms instead of 7 for the product at 10,000 lessons on 2 loaded cores).
+    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "RAYON_NUM_THREADS"):
+        os.environ.setdefault(variable, "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from model2vec import StaticModel
 
     path = Path(name).expanduser()
