@@ -329,3 +329,20 @@ def test_the_cli_takes_symptoms_and_rephrasings(hive: Hive, capsys: pytest.Captu
     lesson = capsys.readouterr().out.strip()
     assert run(["lessons", "search", "unrelated words", "--rephrase", "ECONNRESET", "--proposed", "--json"]) == 0
     assert lesson in capsys.readouterr().out
+
+
+def test_words_most_lessons_contain_are_left_out_of_the_query(hive: Hive, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gitive.index import lesson_terms
+
+    common = [add(hive, f"The session pool is shared, note {n}") for n in range(4)]
+    rare = add(hive, "The session pool leaks sockets under gevent")
+    with fresh_index(hive) as (conn, _):
+        counts = lesson_terms.frequencies(conn, ["session", "pool", "gevent", "sock"], recall.PREFIX_MIN)
+        assert counts == {"session": 5, "pool": 5, "gevent": 1, "sock": 1}  # "sock" as a prefix of "sockets"
+        monkeypatch.setattr(recall, "MIN_TO_PRUNE", 1)
+        total = lesson_terms.shown(conn)
+        assert recall._telling(conn, ["session", "pool", "gevent", "leaks"], total) == ["gevent", "leaks"]
+        assert recall._telling(conn, ["session", "pool"], total) == ["session", "pool"]  # too few would remain
+        found = [r["id"] for r in recall.search(conn, "session pool gevent leaks", project=project_id(hive.project))]
+    assert found == [rare]  # the common words no longer pull in the other lessons
+    assert set(common).isdisjoint(found)
