@@ -15,6 +15,7 @@ from gitive.errors import InvalidRecord
 from gitive.store import objects
 
 KINDS = ("commit", "file", "event", "message", "approval")
+MAX_COMMIT_FILES = 64
 USAGE = "cite evidence as commit:REV, file:PATH[@REV], event:ID, message:ID or approval:ID"
 
 
@@ -38,6 +39,8 @@ def resolve(repo: pygit2.Repository | None, spec: str) -> Resolved:
         assert repo is not None
         found = objects.commit_text(repo, ref)
         item = {"kind": "commit", "ref": found.commit, "digest": blake3_hex(found.text.encode())}
+        if found.files:  # so every reader can match the lesson to those files without the commit itself
+            item["files"] = list(found.files[:MAX_COMMIT_FILES])
         return Resolved(item, found.text)
     if kind == "file":
         assert repo is not None
@@ -53,6 +56,13 @@ def resolve(repo: pygit2.Repository | None, spec: str) -> Resolved:
 def files(evidence: list[dict[str, Any]]) -> list[str]:
     """Paths a lesson's evidence names (file evidence), for overlap with the files a session touches."""
     return sorted({e["path"] for e in evidence if e.get("kind") == "file" and e.get("path")})
+
+
+def touched(evidence: list[dict[str, Any]]) -> list[str]:
+    """Paths a lesson's evidence touches: cited files and the files its cited commits changed."""
+    commits = {p for e in evidence if e.get("kind") == "commit" and isinstance(e.get("files"), list)
+               for p in e["files"] if isinstance(p, str)}
+    return sorted(set(files(evidence)) | commits)
 
 
 def check_items(evidence: Any) -> None:

@@ -65,7 +65,8 @@ async def test_search_memory_returns_provenance_and_frames(team: Team) -> None:
     assert first["id"] == team.session_lesson
     assert (first["state"], first["verified"], first["scope"]) == ("verified", True, "project")
     assert (first["author"], first["reviewer"], first["label"]) == ("bob", "alice", None)
-    assert first["age_days"] >= 0 and first["stale"] == [] and first["files"] == [SESSION_FILE]
+    # The cited file, and the file the cited commit (HEAD~1, "add invoices") changed.
+    assert first["age_days"] >= 0 and first["stale"] == [] and first["files"] == [SESSION_FILE, INVOICE_FILE]
     opening = f'<team-memory id="{team.session_lesson}" scope="project" reviewed-by="alice"'
     assert first["frame"].startswith(opening)
     assert first["frame"].split("\n")[0].endswith(" verified>")
