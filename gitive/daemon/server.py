@@ -8,6 +8,7 @@ import socketserver
 from pathlib import Path
 from typing import Any
 
+from gitive.daemon.mailbox import DEFAULT_CAP
 from gitive.daemon.service import Service
 
 MAX_LINE = 1024 * 1024
@@ -20,7 +21,9 @@ def handle(service: Service, request: dict[str, Any]) -> dict[str, Any]:
     if op == "status":
         return {"ok": True, **service.describe()}
     if op == "pending":
-        items = service.pending(str(request.get("harness", "")), str(request.get("session", "")))
+        items = service.pending(str(request.get("harness", "")), str(request.get("session", "")),
+                                room=_size(request.get("room")), cap=_size(request.get("cap")),
+                                until=request["until"] if isinstance(request.get("until"), int) else None)
         return {"ok": True, "items": items}
     if op == "delivered":
         ids = [str(i) for i in request.get("ids") or []]
@@ -35,6 +38,13 @@ def handle(service: Service, request: dict[str, Any]) -> dict[str, Any]:
     if op == "add-repo":
         return {"ok": service.add_repo(str(request.get("path", "")))}
     return {"ok": False, "error": f"unknown op {op!r}"}
+
+
+def _size(value: Any) -> int:
+    """A byte count a hook sent (how much its reply can still hold); the smallest harness cap if absent."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return min(max(value, 0), MAX_LINE)
+    return DEFAULT_CAP
 
 
 class _Handler(socketserver.StreamRequestHandler):

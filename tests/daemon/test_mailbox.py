@@ -5,7 +5,6 @@ side, every injection rule's examples through delivery, overlap notices, and who
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -110,13 +109,16 @@ def test_message_arrives_framed_at_next_hook_exactly_once_and_acks_reach_sender(
     assert "delivered by a-claude" in text and "read by a-claude" in text
 
 
-def test_message_at_stop_hook_uses_claudes_stop_shape(ready: list[Machine], a_serving: Any) -> None:
+def test_message_waits_at_stop_for_the_next_tool_call(ready: list[Machine], a_serving: Any) -> None:
+    # Claude's Stop offers only `decision: block`, a continuation prompt: a teammate's words never go there.
     a, b = ready
     [message] = sent_from_b(b, "tests pass on my side")
     a_serving.sync(only_due=False)
-    reply = json.loads(live.hook(a, "stop", live.stop(a, "sa")))
-    assert reply == {"decision": "block", "reason": message_frame("bob/b-claude", message, "tests pass on my side")}
     assert live.hook(a, "stop", live.stop(a, "sa")) == "{}"
+    assert live.hook(a, "stop", live.stop(a, "sa", active=True)) == "{}"
+    assert live.inbox(a) == [(message, "a-claude", "queued")]
+    assert next_call(a, "sa") == message_frame("bob/b-claude", message, "tests pass on my side")
+    state_becomes(a, message, "delivered")
 
 
 def test_message_body_cannot_open_or_close_a_frame(ready: list[Machine], a_serving: Any) -> None:
@@ -262,14 +264,15 @@ def test_every_injection_rule_example_through_delivery(ready: list[Machine], a_s
     assert {r["body"] for r in held} == {body for body, (_, hold) in expected.items() if hold}
     # What the daemon hands the session is exactly what was not held (asked with a generous budget: a hook's
     # 150 ms is not meant for a hundred messages at once).
-    # Each reply carries at most mailbox.REPLY_BUDGET characters: ask until nothing is left.
+    # Each reply carries at most the hook's room (here the default, mailbox.DEFAULT_CAP bytes): ask until
+    # nothing is left.
     handed: set[str] = set()
     for _ in range(100):
         reply = live.ask(a, "pending", budget=30.0, harness="claude", session="sa")
         assert reply is not None
         if not reply["items"]:
             break
-        assert sum(len(i["frame"]) for i in reply["items"]) <= 8000 or len(reply["items"]) == 1
+        assert sum(len(i["frame"].encode()) + 2 for i in reply["items"]) <= mailbox.DEFAULT_CAP + 2
         handed |= {item["frame"].split("\n", 1)[1].rsplit("\n</team-message>", 1)[0] for item in reply["items"]}
     assert handed == {defang(body).strip() for body, (_, hold) in expected.items() if not hold}
 
