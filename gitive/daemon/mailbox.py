@@ -40,6 +40,7 @@ def send(hive: Hive, directory: list[dict[str, Any]], persons: set[str], *, send
     """
     if not body.strip():
         raise GitiveError("the message is empty")
+    _check_text(body)
     if len(body.encode()) > MAX_MESSAGE_BODY:
         raise GitiveError(f"the message is over {MAX_MESSAGE_BODY // 1024} KiB; send a path or a commit instead")
     recipients = addressing.resolve(to, directory, persons, sender_is_person=from_person, sender=sender)
@@ -53,6 +54,18 @@ def send(hive: Hive, directory: list[dict[str, Any]], persons: set[str], *, send
         record["repo"] = repo
     logs.append(hive.store, hive.key, hive.team_id, "mail", TEAM_SCOPE, record)
     return Sent(record["id"], recipients)
+
+
+def _check_text(body: str) -> None:
+    """Refuse text that is not Unicode through and through: bytes that were not UTF-8 (``gitive send`` gets
+    them from its arguments as lone surrogates) or a lone surrogate sent as a JSON escape."""
+    try:
+        body.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        char = ord(body[exc.start])
+        what = f"byte 0x{char - 0xDC00:02x}" if 0xDC80 <= char <= 0xDCFF else f"U+{char:04X}, a lone surrogate"
+        raise GitiveError(f"the message is not UTF-8 text ({what} at character {exc.start + 1}); convert it "
+                          "first, e.g. with `iconv -f latin1 -t utf-8`; nothing was sent") from None
 
 
 def ingest(index: sqlite3.Connection, db: sqlite3.Connection, me: str, my_person: str,

@@ -5,6 +5,9 @@ side, every injection rule's examples through delivery, overlap notices, and who
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +18,8 @@ from gitive.capture import events
 from gitive.capture.framing import defang
 from gitive.daemon import mailbox
 from gitive.daemon.screening import load_rules
+from gitive.daemon.service import team_view
+from gitive.errors import GitiveError
 from testing import live
 from testing.lessons import as_person
 from testing.machines import Machine, one_line_error
@@ -432,3 +437,33 @@ def test_send_by_an_agent_through_the_cli_pushes_at_once(ready: list[Machine], a
     assert [r["address"] for r in sent["recipients"]] == ["alice/a-claude"]
     a_serving.sync(only_due=False)  # no daemon on b: send pushed it itself
     assert next_call(a, "sa") == message_frame("bob/b-claude", sent["id"], "via the cli")
+
+
+def hive_refs(machine: Machine) -> dict[str, str]:
+    repo = machine.repo
+    return {name: str(repo.references[name].target) for name in repo.references if name.startswith("refs/hive/")}
+
+
+@pytest.mark.parametrize("text", [b"caf\xe9 au lait", b"\xff\xfe", b"ok then \xc3"], ids=["latin1", "bom", "cut"])
+def test_send_with_bytes_that_are_not_utf8_is_one_clear_line_and_sends_nothing(ready: list[Machine],
+                                                                                text: bytes) -> None:
+    _, b = ready
+    before = hive_refs(b)
+    gitive = Path(sys.executable).with_name("gitive")
+    proc = subprocess.run([str(gitive), "send", "alice/a-claude", text, "--from", "bob/b-claude"], cwd=b.clone,
+                          env={**os.environ, "GITIVE_HOME": str(b.home)}, capture_output=True, timeout=60)
+    err = proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode == 1 and "Traceback" not in err, err
+    [line] = [ln for ln in err.splitlines() if ln.strip()]
+    assert line.startswith("gitive: the message is not UTF-8 text (byte 0x") and "nothing was sent" in line
+    assert hive_refs(b) == before
+
+
+def test_a_lone_surrogate_from_an_agent_is_refused_too(ready: list[Machine]) -> None:
+    _, b = ready
+    with live.on(b), pytest.raises(GitiveError, match="U\\+D800, a lone surrogate"):
+        before = hive_refs(b)
+        hive, rows, persons, _ = team_view(b.clone)
+        mailbox.send(hive, rows, persons, sender="bob/b-claude", to="alice/a-claude", body="x \ud800 y",
+                     from_person=False)
+    assert hive_refs(b) == before

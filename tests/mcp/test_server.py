@@ -41,6 +41,9 @@ async def test_the_tool_list_is_exactly_these_tools(team: Team) -> None:
     assert not [t.name for t in listed if FORBIDDEN.search(t.name)]
     hints = {t.name: t.annotations.read_only_hint for t in listed if t.annotations}
     assert hints == {name: name not in WRITERS for name in TOOLS}
+    # A second send with the same arguments sends a second message: send_message is not idempotent.
+    idempotent = {t.name: t.annotations.idempotent_hint for t in listed if t.annotations}
+    assert idempotent == {name: name != "send_message" for name in TOOLS}
     for tool in listed:
         assert tool.description and tool.input_schema["type"] == "object"
 
