@@ -4,30 +4,14 @@ event log, a message one this machine sent or received, an approval a verified a
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
 import pytest
 
 from gitive.capture import events
-from gitive.daemon.service import team_view
 from testing import live
 from testing.lessons import confirmed, hive_tips, propose
 from testing.machines import Machine, one_line_error
-
-
-def start_session(machine: Machine, session: str = "s1", prompt: str | None = None) -> str:
-    """A Claude Code session of ``machine``'s, through the real hook; return its address."""
-    live.hook(machine, "session-start", live.session_start(machine, session))
-    if prompt is not None:
-        live.hook(machine, "prompt", {"session_id": session, "cwd": str(machine.clone),
-                                      "hook_event_name": "UserPromptSubmit", "prompt": prompt})
-    live.hook(machine, "post-tool", live.edit(machine, session, "api.proto"))
-    with live.on(machine):
-        view = team_view(machine.clone)  # names this machine's sessions, as presence does
-    with contextlib.closing(live.daemon_db(machine)) as db:
-        [(name,)] = db.execute("SELECT name FROM sessions WHERE key = ?", (f"claude:{session}",)).fetchall()
-    return f"{view.person}/{name}"
 
 
 def event_ids(machine: Machine, action: str) -> list[str]:
@@ -48,7 +32,7 @@ def refused(machine: Machine, *args: str, words: tuple[str, ...]) -> str:
 
 def test_an_event_of_this_machines_log_is_evidence_and_a_prompt_can_be_quoted(trio: list[Machine]) -> None:
     a, _, _ = trio
-    start_session(a, prompt="we always regenerate protos with buf, never by hand")
+    live.start_session(a, prompt="we always regenerate protos with buf, never by hand")
     [prompt] = event_ids(a, "prompt.submitted")
     lesson = propose(a, "Protos are generated with buf", "--quote", "always regenerate protos with buf",
                      "--speaker", "alice", kind="Preference", evidence=[f"event:{prompt[:12]}"])
@@ -67,13 +51,13 @@ def test_an_event_of_this_machines_log_is_evidence_and_a_prompt_can_be_quoted(tr
 def test_an_event_that_is_not_in_this_machines_log_is_refused(trio: list[Machine], ref: str,
                                                                words: tuple[str, ...]) -> None:
     a, _, _ = trio
-    start_session(a)
+    live.start_session(a)
     refused(a, "-e", f"event:{ref}", words=words)
 
 
 def test_another_machines_event_is_refused(trio: list[Machine]) -> None:
     a, b, _ = trio
-    start_session(b, "sb")
+    live.start_session(b, "sb")
     [theirs] = event_ids(b, "session.start")
     refused(a, "-e", f"event:{theirs}", words=("no such event",))
 
@@ -84,9 +68,9 @@ def test_another_machines_event_is_refused(trio: list[Machine]) -> None:
 def test_a_message_this_machine_received_or_sent_is_evidence_and_quotes_must_be_in_it(
         trio: list[Machine]) -> None:
     a, b, c = trio
-    alice = start_session(a)
+    alice = live.start_session(a)
     live.publish_and_sync(a)
-    bob = start_session(b, "sb")
+    bob = live.start_session(b, "sb")
     live.publish_and_sync(b)
     message = live.send(b, alice, "We release on Tuesdays, never on Fridays", sender=bob)
     b.ok("sync")
@@ -138,12 +122,12 @@ def test_an_approving_review_is_evidence_and_a_rejection_or_a_guess_is_not(trio:
 
 def test_a_session_label_must_be_one_of_this_machines_sessions(trio: list[Machine]) -> None:
     a, b, _ = trio
-    mine = start_session(a)
+    mine = live.start_session(a)
     lesson = propose(a, "Sessions are checked", "--session", mine)
     assert a.json("lessons", "show", lesson)["session"] == mine
     short = propose(a, "A bare session name is this person's", "--session", mine.split("/", 1)[1])
     assert a.json("lessons", "show", short)["session"] == mine
-    theirs = start_session(b, "sb")
+    theirs = live.start_session(b, "sb")
     refused(a, "-e", "file:api.proto", "--session", theirs, words=("is not yours", "alice/"))
     refused(a, "-e", "file:api.proto", "--session", "alice/made-up-claude",
             words=("not a session of this machine", mine))

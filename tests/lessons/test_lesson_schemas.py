@@ -16,7 +16,6 @@ from gitive.store import logs
 from testing import live
 from testing.lessons import as_person, confirmed, propose
 from testing.machines import Machine
-from tests.lessons.test_evidence import start_session
 
 
 def events_of(machine: Machine) -> list[dict[str, Any]]:
@@ -61,7 +60,7 @@ def _errors(validator: Draft202012Validator, value: Any) -> list[str]:
 
 def test_lesson_review_tombstone_and_project_member_entries_validate(trio: list[Machine]) -> None:
     a, b, c = trio
-    session = start_session(a)
+    session = live.start_session(a)
     [event_id, *_] = [e["event"]["id"] for e in events_of(a)]
     plain = propose(a, "Run make gen after editing api.proto", "--tag", "codegen", "--tag", "proto",
                     "--applicability", "when api.proto changes", "--session", session)
