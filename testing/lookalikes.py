@@ -11,9 +11,10 @@ Sources, both maintained upstream, neither copied by hand:
 
 What it derives:
 
-- ``ANGLES``: what a reader takes for ``<``: ``<`` itself, every character named a less-than, a left-pointing
-  angle, arrowhead or triangle, everything confusable with one of those (``⊲`` through ``◁``), and everything
-  that decomposes into one (``≮`` is ``<`` with U+0338, ``＜`` is a compatibility ``<``).
+- ``ANGLES``: what a reader takes for ``<``: ``<`` itself, every character named a less-than, a left angle or
+  arrowhead, or anything left-pointing (angles, triangles, pointers), everything confusable with one of those
+  (``⊲`` through ``◁``), and everything that decomposes into one (``≮`` is ``<`` with U+0338, ``＜`` is a
+  compatibility ``<``).
 - ``OPENERS``: every other opening bracket or opening quotation mark outside ASCII (Unicode categories Ps and
   Pi: ``〔``, ``❨``, ``“``, …) and what is confusable with or decomposes into one. ASCII ``(``, ``[`` and ``{``
   are ordinary prose and stay out.
@@ -33,8 +34,7 @@ from importlib import resources
 from pathlib import Path
 
 TARGET = Path(__file__).resolve().parents[1] / "gitive" / "capture" / "lookalikes.py"
-ANGLE_WORDS = ("LESS-THAN", "LEFT-POINTING ANGLE", "LEFT ANGLE", "LEFT-POINTING TRIANGLE", "LEFT POINTING TRIANGLE",
-               "LEFT ARROWHEAD", "LEFT-POINTING DOUBLE ANGLE")
+ANGLE_WORDS = ("LESS-THAN", "LEFT-POINTING", "LEFT POINTING", "LEFT ANGLE", "LEFT ARROWHEAD")
 PROSE = set("([{")
 SKIP_CATEGORIES = ("Mn", "Me", "Cf", "Cc", "Cs", "Co", "Cn", "Zs", "Zl", "Zp")  # marks, invisibles, spaces
 

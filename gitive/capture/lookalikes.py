@@ -11,21 +11,22 @@ UNICODE_VERSION = "14.0.0"
 # What a reader takes for "<".
 ANGLES = (
     "<\u00ab\u02c2\u02f1\u1438\u16b2\u2039\u2264\u2266\u2268\u226a\u226e\u2270\u2272\u2274\u2276\u2277"
-    "\u2278\u2279\u22b2\u22d6\u22d8\u22da\u22db\u22dc\u22e6\u22ea\u2329\u2343\u23f4\u25c0\u25c1\u276c"
-    "\u276e\u2770\u27e8\u2976\u2977\u2991\u2993\u2996\u29c0\u2a79\u2a7b\u2a7d\u2a7f\u2a81\u2a83\u2a85"
-    "\u2a87\u2a89\u2a8b\u2a8c\u2a8d\u2a8f\u2a90\u2a91\u2a92\u2a93\u2a94\u2a95\u2a97\u2a99\u2a9b\u2a9d"
-    "\u2a9f\u2aa1\u2aa3\u2aa4\u2aa5\u2aa6\u2aa8\u2af7\u2af9\u2bc7\u3008\u304f\u3050\u31db\ufe3f\ufe64"
-    "\uff1c\uff3e\U0001d236\U00021fe8"
+    "\u2278\u2279\u22b2\u22d6\u22d8\u22da\u22db\u22dc\u22e6\u22ea\u2329\u2343\u23ea\u23ee\u23f4\u25c0"
+    "\u25c1\u25c2\u25c3\u25c4\u25c5\u261a\u261c\u276c\u276e\u2770\u27e8\u2976\u2977\u2991\u2993\u2996"
+    "\u29c0\u29fc\u2a79\u2a7b\u2a7d\u2a7f\u2a81\u2a83\u2a85\u2a87\u2a89\u2a8b\u2a8c\u2a8d\u2a8f\u2a90"
+    "\u2a91\u2a92\u2a93\u2a94\u2a95\u2a97\u2a99\u2a9b\u2a9d\u2a9f\u2aa1\u2aa3\u2aa4\u2aa5\u2aa6\u2aa8"
+    "\u2af7\u2af9\u2bc7\u3008\u304f\u3050\u31db\ufe3f\ufe64\uff1c\uff3e\U00010877\U0001d236\U0001f448"
+    "\U0001f50d\U0001f598\U0001f59a\U0001f59c\U0001f780\U00021fe8"
 )
 
 # Other opening brackets and quotation marks (outside ASCII), and their look-alikes.
 OPENERS = (
     "\u0f3a\u0f3c\u1455\u169b\u2018\u201a\u201b\u201c\u201e\u201f\u2045\u207d\u208d\u2282\u2284\u2308"
     "\u230a\u23dc\u23de\u23e0\u2768\u276a\u2772\u2774\u27c5\u27e6\u27ea\u27ec\u27ee\u2983\u2985\u2987"
-    "\u2989\u298b\u298d\u298f\u2995\u2997\u29d8\u29da\u29fc\u2e02\u2e04\u2e09\u2e0c\u2e1c\u2e20\u2e22"
-    "\u2e24\u2e26\u2e28\u2e42\u2e55\u2e57\u2e59\u2e5b\u300a\u300c\u300e\u3010\u3014\u3016\u3018\u301a"
-    "\u301d\ufd3f\ufe17\ufe35\ufe37\ufe39\ufe3b\ufe3d\ufe41\ufe43\ufe47\ufe59\ufe5b\ufe5d\uff08\uff3b"
-    "\uff5b\uff5f\uff62\U0001f12a\U0001f240\U0001f241\U0001f242\U0001f243\U0001f244\U0001f245\U0001f246"
+    "\u2989\u298b\u298d\u298f\u2995\u2997\u29d8\u29da\u2e02\u2e04\u2e09\u2e0c\u2e1c\u2e20\u2e22\u2e24"
+    "\u2e26\u2e28\u2e42\u2e55\u2e57\u2e59\u2e5b\u300a\u300c\u300e\u3010\u3014\u3016\u3018\u301a\u301d"
+    "\ufd3f\ufe17\ufe35\ufe37\ufe39\ufe3b\ufe3d\ufe41\ufe43\ufe47\ufe59\ufe5b\ufe5d\uff08\uff3b\uff5b"
+    "\uff5f\uff62\U0001f12a\U0001f240\U0001f241\U0001f242\U0001f243\U0001f244\U0001f245\U0001f246"
     "\U0001f247\U0001f248"
 )
 
@@ -169,4 +170,4 @@ FOLD_TO = (
 )
 
 # HTML named character references (without the ";", which HTML lets some of them drop) that spell a bracket.
-ENTITIES = ("GreaterEqualLess", "GreaterLess", "LT", "Lang", "LeftAngleBracket", "LeftCeiling", "LeftDoubleBracket", "LeftFloor", "LeftTriangle", "LessEqualGreater", "LessFullEqual", "LessGreater", "LessLess", "LessSlantEqual", "LessTilde", "Ll", "Lt", "NestedLessLess", "NotGreaterLess", "NotLeftTriangle", "NotLess", "NotLessEqual", "NotLessGreater", "NotLessTilde", "OpenCurlyDoubleQuote", "OpenCurlyQuote", "OverBrace", "OverParenthesis", "bdquo", "el", "els", "elsdot", "eqslantless", "gEl", "gel", "gesles", "gl", "glE", "gla", "glj", "gsiml", "gtlPar", "gtreqless", "gtreqqless", "gtrless", "lE", "lEg", "lang", "langd", "langle", "lap", "laquo", "lbbrk", "lbrke", "lbrksld", "lbrkslu", "lceil", "ldquo", "ldquor", "le", "leg", "leq", "leqq", "leqslant", "les", "lescc", "lesdot", "lesdoto", "lesdotor", "lesges", "lessapprox", "lessdot", "lesseqgtr", "lesseqqgtr", "lessgtr", "lesssim", "lfloor", "lg", "lgE", "ll", "lnE", "lnap", "lnapprox", "lne", "lneq", "lneqq", "lnsim", "loang", "lobrk", "lopar", "lparlt", "lsaquo", "lsim", "lsime", "lsimg", "lsquo", "lsquor", "lt", "ltcc", "ltcir", "ltdot", "ltlarr", "ltquest", "ltrPar", "nle", "nleq", "nless", "nlsim", "nlt", "nltri", "nsub", "ntgl", "ntlg", "ntriangleleft", "olt", "sbquo", "siml", "simlE", "sub", "subset", "vartriangleleft", "vltri",)
+ENTITIES = ("GreaterEqualLess", "GreaterLess", "LT", "Lang", "LeftAngleBracket", "LeftCeiling", "LeftDoubleBracket", "LeftFloor", "LeftTriangle", "LessEqualGreater", "LessFullEqual", "LessGreater", "LessLess", "LessSlantEqual", "LessTilde", "Ll", "Lt", "NestedLessLess", "NotGreaterLess", "NotLeftTriangle", "NotLess", "NotLessEqual", "NotLessGreater", "NotLessTilde", "OpenCurlyDoubleQuote", "OpenCurlyQuote", "OverBrace", "OverParenthesis", "bdquo", "blacktriangleleft", "el", "els", "elsdot", "eqslantless", "gEl", "gel", "gesles", "gl", "glE", "gla", "glj", "gsiml", "gtlPar", "gtreqless", "gtreqqless", "gtrless", "lE", "lEg", "lang", "langd", "langle", "lap", "laquo", "lbbrk", "lbrke", "lbrksld", "lbrkslu", "lceil", "ldquo", "ldquor", "le", "leg", "leq", "leqq", "leqslant", "les", "lescc", "lesdot", "lesdoto", "lesdotor", "lesges", "lessapprox", "lessdot", "lesseqgtr", "lesseqqgtr", "lessgtr", "lesssim", "lfloor", "lg", "lgE", "ll", "lnE", "lnap", "lnapprox", "lne", "lneq", "lneqq", "lnsim", "loang", "lobrk", "lopar", "lparlt", "lsaquo", "lsim", "lsime", "lsimg", "lsquo", "lsquor", "lt", "ltcc", "ltcir", "ltdot", "ltlarr", "ltquest", "ltrPar", "ltri", "ltrif", "nle", "nleq", "nless", "nlsim", "nlt", "nltri", "nsub", "ntgl", "ntlg", "ntriangleleft", "olt", "sbquo", "siml", "simlE", "sub", "subset", "triangleleft", "vartriangleleft", "vltri",)

@@ -199,6 +199,16 @@ def pending(db: sqlite3.Connection, session: str, now: int | None = None, room: 
     return items
 
 
+def unhand(db: sqlite3.Connection, session: str, ids: list[str]) -> None:
+    """Put items that were handed out but never reached their hook back in the queue."""
+    for item in ids:
+        base = (part_of(item) or (item,))[0]
+        db.execute("UPDATE inbox SET state = 'queued', inflight_at = NULL WHERE id = ? AND to_session = ? AND "
+                   "state = 'inflight'", (base, session))
+        db.execute("UPDATE notices SET state = 'queued', inflight_at = NULL WHERE key = ? AND session = ? AND "
+                   "state = 'inflight'", (item, session))
+
+
 def peek(db: sqlite3.Connection, session: str) -> list[dict[str, Any]]:
     """What waits for ``session``, without handing it out (the MCP ``check_inbox``)."""
     rows = db.execute("SELECT id, sender, body, from_person, state FROM inbox WHERE to_session = ? AND state IN "

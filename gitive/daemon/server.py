@@ -49,10 +49,17 @@ def _size(value: Any) -> int:
 
 class _Handler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
+        try:
+            self._serve()
+        except OSError:  # a hook that gave up closed its end (reset, broken pipe): nothing to answer
+            return
+
+    def _serve(self) -> None:
         service: Service = self.server.service  # type: ignore[attr-defined]
         for raw in self.rfile:
             if len(raw) > MAX_LINE:
                 break
+            request: Any = {}
             try:
                 request = json.loads(raw)
                 reply = handle(service, request) if isinstance(request, dict) else {"ok": False, "error": "not an object"}
@@ -62,6 +69,9 @@ class _Handler(socketserver.StreamRequestHandler):
                 self.wfile.write(json.dumps(reply, default=str).encode() + b"\n")
                 self.wfile.flush()
             except OSError:  # a caller that only notifies closes without reading the reply
+                if request.get("op") == "pending" and reply.get("items"):  # a hook that is gone: put them back
+                    service.unhand(str(request.get("harness", "")), str(request.get("session", "")),
+                                   [str(i["id"]) for i in reply["items"]])
                 return
 
 

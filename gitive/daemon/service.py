@@ -198,6 +198,13 @@ class Service:
                 return []
             return mailbox.pending(db, name, room=room, cap=cap)
 
+    def unhand(self, harness: str, session: str, ids: list[str]) -> None:
+        """Items handed to a hook that went away before reading them wait again (not 90 s in flight)."""
+        name = self.session_name(harness, session)
+        if name is not None:
+            with daemon_db.connect() as db:
+                mailbox.unhand(db, name, ids)
+
     def delivered(self, harness: str, session: str, ids: list[str]) -> list[str]:
         name = self.session_name(harness, session)
         if name is None:
