@@ -4,6 +4,9 @@ Connecting to the daemon, sending, reading its reply, waiting for the session lo
 acknowledgement all draw on the same budget, so no combination of slow parts can hold an agent up for longer
 than ``GITIVE_HOOK_BUDGET_MS`` (default 150 ms). The interpreter's own start-up counts too: on Linux the
 budget starts at the process's start time (``/proc/self/stat``), elsewhere when this module is imported.
+A call whose interpreter started so slowly (a machine loaded past its cores) that little or nothing is left
+still gets ``FLOOR_S`` from when its own code begins: enough to ask a healthy daemon, never enough for a
+stuck one to matter.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ DEFAULT_MS = 150
 LIMITS_MS = (20, 10_000)  # what GITIVE_HOOK_BUDGET_MS may ask for
 RESERVE_S = 0.015  # kept back for writing the reply, acknowledging it and exiting
 EXIT_S = 0.005  # of which exiting takes at most this
+FLOOR_S = 0.05  # what a call gets from its own start, however late the interpreter handed over
 _CLOCK = getattr(time, "CLOCK_BOOTTIME", None)
 
 
@@ -49,7 +53,8 @@ class Deadline:
 
     def __init__(self, budget: float | None = None, age: float | None = None) -> None:
         spent = process_age_s() if age is None else age
-        self.end = time.monotonic() - spent + (budget_s() if budget is None else budget)
+        now = time.monotonic()
+        self.end = max(now - spent + (budget_s() if budget is None else budget), now + FLOOR_S)
 
     def left(self) -> float:
         """Seconds still available to waits, with the reserve for replying already taken off."""
