@@ -184,9 +184,20 @@ def _state(pid: int, started: str | None) -> str:
     return "stopped" if fields[0] in (b"T", b"t") else "running"
 
 
+RECOVERED_LOG = "ref-locks.log"  # under <git dir>/gitive/: one line per stale lock removed, naming its holder
+
+
 def _clear(repo: pygit2.Repository, name: str, holder: Holder) -> None:
+    """Remove a stale lock and say whose it was in ``<git dir>/gitive/ref-locks.log``."""
     holder.lock.unlink(missing_ok=True)
     _note_path(repo, name).unlink(missing_ok=True)
+    who = (f"pid {holder.pid} ({holder.command or 'unknown command'}), which died" if holder.pid is not None
+           else f"no recorded holder, {holder.age:.0f} s old")
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    with contextlib.suppress(OSError):
+        (Path(repo.path) / "gitive").mkdir(exist_ok=True)
+        with open(Path(repo.path) / "gitive" / RECOVERED_LOG, "a") as fh:
+            fh.write(f"{stamp} removed {name}.lock: {who}\n")
 
 
 class _Moved(Exception):

@@ -89,6 +89,8 @@ def test_a_dead_recorded_holder_is_named_and_its_lock_removed_at_once(bare_repo:
     assert time.monotonic() - started < 2  # not the 30 s of an unrecorded lock
     assert not lock_of(bare_repo).exists()
     assert logs.entries(bare_repo, REF)[0].commit == first.commit
+    [line] = (Path(bare_repo.path) / "gitive" / refs.RECOVERED_LOG).read_text().splitlines()
+    assert f"removed {REF}.lock: pid {proc.pid} (-c " in line and "which died" in line
 
 
 def test_a_reaped_holder_is_dead_too(bare_repo: pygit2.Repository, holder) -> None:
