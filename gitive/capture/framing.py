@@ -32,17 +32,25 @@ _ENTITY = (r"&(?:amp;)*(?:#(?:[xX]0*(?P<hex>[0-9a-fA-F]{1,6})|0*(?P<dec>[0-9]{1,
 _ESCAPE = (r"\\(?:u\{0*(?P<brace>[0-9a-fA-F]{1,6})\}|u(?P<u4>[0-9a-fA-F]{4})|U(?P<u8>[0-9a-fA-F]{8})"
            r"|x(?P<x2>[0-9a-fA-F]{2})|(?P<oct>[0-7]{3}))")
 _PERCENT = r"(?P<pct>(?:%(?:25)*[0-9a-fA-F]{2}){1,4})"
-CANDIDATE = re.compile("[" + re.escape(BRACKETS) + "]|" + _ENTITY + "|" + _ESCAPE + "|" + _PERCENT)
 # Spellings of the characters a tag word is made of (inside the word, any character may be spelled).
-_SPELLED_CHAR = re.compile(r"&(?:amp;)*#(?:[xX]0*(?P<hex>[0-9a-fA-F]{1,6})|0*(?P<dec>[0-9]{1,7}));?|"
-                           + _ESCAPE + r"|%(?P<pc>[0-9a-fA-F]{2})|&(?P<named>sol|bsol|hyphen|dash|lowbar|period);")
+_SPELLED_CHAR = (r"&(?:amp;)*#(?:[xX]0*(?P<hex>[0-9a-fA-F]{1,6})|0*(?P<dec>[0-9]{1,7}));?|" + _ESCAPE
+                 + r"|%(?P<pc>[0-9a-fA-F]{2})|&(?P<named>sol|bsol|hyphen|dash|lowbar|period);")
 _NAMED = {"sol": "/", "bsol": "\\", "hyphen": "-", "dash": "-", "lowbar": "_", "period": "."}
-_TAG_AFTER = re.compile(r"\s*[/\\]?\s*([^\s>\uff1e\u203a\u232a\u27e9\u3009]{0,80})")
+_TAG_AFTER = r"\s*[/\\]?\s*([^\s>\uff1e\u203a\u232a\u27e9\u3009]{0,80})"
+_compiled: dict[str, re.Pattern[str]] = {}  # compiled on first use: most hook calls never defang anything
 _fold: dict[int, str] | None = None
 
 
+def _re(name: str) -> re.Pattern[str]:
+    if name not in _compiled:
+        source = {"candidate": "[" + re.escape(BRACKETS) + "]|" + _ENTITY + "|" + _ESCAPE + "|" + _PERCENT,
+                  "spelled": _SPELLED_CHAR, "tag": _TAG_AFTER}[name]
+        _compiled[name] = re.compile(source)
+    return _compiled[name]
+
+
 def _char(match: re.Match[str]) -> str | None:
-    """The character a match of :data:`CANDIDATE` or :data:`_SPELLED_CHAR` stands for (None: not one)."""
+    """The character a bracket candidate or a spelled character stands for (None: not one)."""
     groups = match.groupdict()
     try:
         for key, base in (("hex", 16), ("dec", 10), ("brace", 16), ("u4", 16), ("u8", 16), ("x2", 16),
@@ -71,7 +79,7 @@ def _folded(window: str) -> str:
     global _fold
     if _fold is None:
         _fold = str.maketrans(lookalikes.FOLD_FROM, lookalikes.FOLD_TO)
-    window = _SPELLED_CHAR.sub(lambda m: _char(m) or m.group(0), window)
+    window = _re("spelled").sub(lambda m: _char(m) or m.group(0), window)
     bare = "".join(c for c in unicodedata.normalize("NFKD", window)
                    if unicodedata.category(c) not in ("Mn", "Me", "Cf"))
     return bare.translate(_fold).lower().translate(_LEET)
@@ -80,11 +88,11 @@ def _folded(window: str) -> str:
 def _reads_as_frame(text: str, after: int, plain: bool) -> bool:
     """Whether what follows a bracket ending at ``after`` reads as a frame's tag word."""
     if plain:  # after a real "<", anything unusual is treated as an attempt
-        raw = _TAG_AFTER.match(unicodedata.normalize("NFKC", text[after:after + 120]))
+        raw = _re("tag").match(unicodedata.normalize("NFKC", text[after:after + 120]))
         word = raw.group(1) if raw else ""
         if len(word) > 64 or any(not (32 < ord(c) < 127) for c in word):
             return True
-    match = _TAG_AFTER.match(_folded(text[after:after + 240]))
+    match = _re("tag").match(_folded(text[after:after + 240]))
     # Brackets are skipped: some are letters (く, ᐸ), and "<" before a neutralised "く" must still count.
     letters = "".join(c for c in (match.group(1) if match else "") if c.isalpha() and c not in BRACKETS)
     return any(letters.startswith(w) for w in _WORDS)
@@ -93,10 +101,10 @@ def _reads_as_frame(text: str, after: int, plain: bool) -> bool:
 def defang(text: str) -> str:
     """Neutralise every bracket in ``text`` (NFC-normalized) that could open or close a frame."""
     text = unicodedata.normalize("NFC", text)
-    if not CANDIDATE.search(text):  # the common case: nothing to look at
+    if not _re("candidate").search(text):  # the common case: nothing to look at
         return text
     out = list(text)
-    for match in CANDIDATE.finditer(text):
+    for match in _re("candidate").finditer(text):
         char = _char(match)
         if not char or char not in BRACKETS:
             continue
