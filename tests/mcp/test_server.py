@@ -157,7 +157,7 @@ async def test_get_memory_context_gives_a_card_in_frames_and_data(team: Team) ->
 
 async def test_propose_lesson_creates_a_proposed_lesson_awaiting_review(team: Team) -> None:
     text = "Invoice numbers are allocated by the database sequence; never compute them in Python."
-    session = live.start_session(team.alice, "mcp-s1")  # a session label must be one of this machine's
+    session = live.session_address(team.alice, "claude-s1")  # a label must be one of this machine's sessions
     async with client(team.alice) as c:
         result = await c.call_tool("propose_lesson", {
             "kind": "Gotcha", "text": text, "evidence": [f"file:{INVOICE_FILE}", "commit:HEAD"],
