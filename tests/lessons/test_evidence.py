@@ -9,9 +9,20 @@ from pathlib import Path
 import pytest
 
 from gitive.capture import events
-from testing import live
+from testing import fixtures, live
 from testing.lessons import confirmed, hive_tips, propose
-from testing.machines import Machine, one_line_error
+from testing.machines import Fleet, Machine, one_line_error
+from tests.lessons.conftest import share_file
+
+
+@pytest.fixture(scope="module")
+def trio(tmp_path_factory: pytest.TempPathFactory, hermetic_git: Path) -> list[Machine]:
+    """One team for the module (refusals write nothing; accepted proposals use distinct texts)."""
+    base = tmp_path_factory.mktemp("evidence")
+    machines = Fleet(base / "fleet").team(fixtures.init_bare(base / "remote.git"), ("alice", "a"), ("bob", "b"),
+                                           ("carol", "c"))
+    share_file(machines)
+    return machines
 
 
 def event_ids(machine: Machine, action: str) -> list[str]:
@@ -58,7 +69,7 @@ def test_an_event_that_is_not_in_this_machines_log_is_refused(trio: list[Machine
 def test_another_machines_event_is_refused(trio: list[Machine]) -> None:
     a, b, _ = trio
     live.start_session(b, "sb")
-    [theirs] = event_ids(b, "session.start")
+    theirs = event_ids(b, "session.start")[-1]
     refused(a, "-e", f"event:{theirs}", words=("no such event",))
 
 
@@ -133,7 +144,6 @@ def test_a_session_label_must_be_one_of_this_machines_sessions(trio: list[Machin
             words=("not a session of this machine", mine))
 
 
-def test_without_any_session_the_refusal_says_how_sessions_appear(trio: list[Machine], tmp_path: Path) -> None:
-    a, _, _ = trio
-    refused(a, "-e", "file:api.proto", "--session", "alice/api-claude",
-            words=("none yet", "gitive hooks"))
+def test_without_any_session_the_refusal_says_how_sessions_appear(trio: list[Machine]) -> None:
+    _, _, c = trio  # carol's machine never runs a hook in this module
+    refused(c, "-e", "file:api.proto", "--session", "carol/api-claude", words=("none yet", "gitive hooks"))
