@@ -49,8 +49,9 @@ def propose(hive: Hive, conn: sqlite3.Connection, *, kind: str, text: str, appli
     rules.check_kind(kind)
     rules.check_text(text)
     symptoms = rules.clean_symptoms(symptoms)
-    resolved = [evidence_mod.resolve(hive.project, spec) for spec in evidence]
+    resolved = [evidence_mod.resolve(hive.project, spec, conn=conn, me=hive.me) for spec in evidence]
     rules.check_evidence(resolved)
+    session = evidence_mod.session_label(hive, session) if session else None
     hearsay = rules.check_quote(kind, quote, resolved)
     where = place(hive, conn, scope)
     items = [r.item for r in resolved]

@@ -56,6 +56,8 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
                             open_world_hint=False)
 PROPOSE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                           open_world_hint=False)
+# Each call sends one more message, even with the same arguments (MCP: idempotent means "no further effect").
+SEND = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 
 Query = Annotated[str, Field(description="What you are looking for, in your own words (an error text "
                                           "works).")]
@@ -153,7 +155,7 @@ def build(repo: Path | str | None = None) -> MCPServer:
         return _guarded(lambda: roster.list_team(repo, filter, include_inactive=include_inactive, limit=limit,
                                                  offset=offset))
 
-    @server.tool(annotations=PROPOSE)
+    @server.tool(annotations=SEND)
     def send_message(
         to: Annotated[str, Field(description="One session: person/session (list_team shows them), or a unique "
                                              "session name. Agents cannot message groups or bare people.")],
@@ -162,8 +164,8 @@ def build(repo: Path | str | None = None) -> MCPServer:
         = None,
         reply_to: Annotated[str | None, Field(description="The id of the message you answer.")] = None,
     ) -> dict[str, Any]:
-        """Send a message to one teammate's agent session; it sees it at its next tool call or when its turn
-        ends (a machine that is offline gets it when it comes back)."""
+        """Send a message to one teammate's agent session; it sees it at its next tool call or session start,
+        as context, never as its user's words (a machine that is offline gets it when it comes back)."""
         return _guarded(lambda: mail.send_message(repo, to=to, text=text, session=session, reply_to=reply_to))
 
     @server.tool(annotations=PROPOSE)
