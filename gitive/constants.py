@@ -7,6 +7,7 @@ MAX_SKEW_MS = 86_400_000  # entries stamped more than a day ahead are refused
 MAX_ENTRY_BYTES = 96 * 1024  # a message body may be 64 KiB; the rest is envelope
 MAX_NAME_LEN = 64
 ENTRY_FILE = "entry.json"
+MAX_BODY_BYTES = 64 * 1024  # a lesson body is at most 1,200 characters of text, plus its applicability and quote
 
 LOG_REF_PREFIX = "refs/hive/logs/"
 BODIES_REF_PREFIX = "refs/hive/bodies/"
