@@ -81,8 +81,6 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
                 continue
             report.pushed[remote] = result.pushed
             report.rejected += [(remote, ref, why) for ref, why in result.rejected]
-    for repo in hive.shared_stores():
-        if maintenance.needs_packing(maintenance.health(repo)):
-            maintenance.pack(repo)
-            report.packed = True
+    for repo in hive.stores():  # the personal store too: its bodies are rewritten like any other
+        report.packed |= maintenance.upkeep(repo).packed
     return report
