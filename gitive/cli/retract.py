@@ -46,8 +46,8 @@ def retract(
 def gc(as_json: bool = typer.Option(False, "--json", help="Print what was done as JSON.")) -> int:
     """Pack every hive store and delete gitive's own unreachable objects now, such as retracted bodies.
 
-    Sync does this on its own schedule (with an hour's grace for concurrent writers); gc does it at once,
-    after a full repack. Only objects gitive wrote are deleted: whatever your branches, tags, stashes,
+    Sync does this on its own schedule (keeping what is younger than five minutes, which a concurrent writer
+    may be about to use); gc does it now, after a full repack, keeping only what is younger than ten seconds. Only objects gitive wrote are deleted: whatever your branches, tags, stashes,
     reflogs or index reach is kept, and your own unreachable objects are left to git's usual expiry.
 
     Example: gitive gc

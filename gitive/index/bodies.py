@@ -74,8 +74,9 @@ def _pin(conn: sqlite3.Connection, store: str, machine: str) -> Snapshot | None:
 
 
 def _accept(conn: sqlite3.Connection, repo: pygit2.Repository, old: Snapshot | None, new: Snapshot,
-            added: dict[str, str], removed: set[str]) -> None:
-    """Move the pin of ``new.machine`` to ``new`` and the body locations with it."""
+            added: dict[str, str], removed: set[str], own: bool) -> None:
+    """Move the pin of ``new.machine`` to ``new`` and the body locations with it (``own``: ``new`` is the
+    repository's own ``refs/hive/bodies/<machine>``, which needs no pinned copy)."""
     store = repo.path
     more, fewer = bodies.changes(repo, old, new)
     conn.executemany("DELETE FROM body_locations WHERE body_hash = ? AND store = ? AND machine = ?",
@@ -87,6 +88,11 @@ def _accept(conn: sqlite3.Connection, repo: pygit2.Repository, old: Snapshot | N
     conn.execute("INSERT OR REPLACE INTO body_pins VALUES (?,?,?,?,?,?)",
                  (store, new.machine, new.commit, new.tree, new.layout, new.version))
     name = refs.pinned_bodies_ref(new.machine)
+    if own:  # the repository's own ref keeps its snapshot reachable; an older pin would keep old bodies
+        if refs.tip(repo, name) is not None:
+            refs.delete(repo, name)
+            conn.execute("DELETE FROM body_sources WHERE store = ? AND ref = ?", (store, name))
+        return
     if refs.tip(repo, name) != new.commit:
         refs.force_set(repo, name, new.commit, "gitive: pin accepted body snapshot")
     # Recorded as read, like a pinned log: the fast no-op sync compares every hive ref with a cursor.
@@ -111,7 +117,7 @@ def _judge(conn: sqlite3.Connection, repo: pygit2.Repository, team_id: str, mach
     for ref, tip, snap in sorted(judged, key=lambda j: (-j[2].version, _priority(j[0]))):
         why = snapshots.refusal(pin, snap)
         if why is None and (pin is None or snap.commit != pin.commit):
-            _accept(conn, repo, pin, snap, added, removed)
+            _accept(conn, repo, pin, snap, added, removed, ref.startswith(BODIES_REF_PREFIX))
             pin = snap
         conn.execute("INSERT OR REPLACE INTO body_sources VALUES (?,?,?,?,?,?)",
                      (store, ref, tip, machine, snap.version, why and f"older: {why}"))

@@ -62,44 +62,57 @@ def locate(repo: pygit2.Repository, tree_id: str, layout: str, body_hash: str) -
     return found.id if found is not None else None
 
 
-def _leaf_entries(tree: pygit2.Tree, prefix: str) -> Iterator[tuple[str, str]]:
-    for item in tree:
-        name = item.name or ""
-        if item.filemode == _BLOB and is_body_hash(name) and name.startswith(prefix):
-            yield name, str(item.id)
+def _items(repo: pygit2.Repository, tree_id: str | None) -> Iterator[tuple[bytes, str, str]]:
+    """(mode, name, id) of each entry of a tree, parsed from its raw bytes: about 20 times faster than
+    iterating a pygit2 Tree, which builds an object per entry (this is the catch-up hot path)."""
+    if tree_id is None:
+        return
+    kind, data = repo.odb.read(tree_id)
+    if kind != pygit2.enums.ObjectType.TREE:
+        return
+    width = len(tree_id) // 2  # 20 bytes for SHA-1 repositories, 32 for SHA-256
+    i, end = 0, len(data)
+    while i < end:
+        space = data.index(b" ", i)
+        nul = data.index(b"\0", space)
+        yield data[i:space], data[space + 1:nul].decode("utf-8", "replace"), data[nul + 1:nul + 1 + width].hex()
+        i = nul + 1 + width
 
 
-def _subtrees(tree: pygit2.Tree | None) -> dict[str, pygit2.Object]:
-    return {} if tree is None else {
-        item.name: item for item in tree if item.filemode == _TREE and _is_prefix(item.name or "")}
+def _leaf_entries(repo: pygit2.Repository, tree_id: str | None, prefix: str) -> Iterator[tuple[str, str]]:
+    for mode, name, oid in _items(repo, tree_id):
+        if mode == b"100644" and is_body_hash(name) and name.startswith(prefix):
+            yield name, oid
+
+
+def _subtrees(repo: pygit2.Repository, tree_id: str | None) -> dict[str, str]:
+    return {name: oid for mode, name, oid in _items(repo, tree_id) if mode == b"40000" and _is_prefix(name)}
 
 
 def entries(repo: pygit2.Repository, tree_id: str, layout: str) -> Iterator[tuple[str, str]]:
     """Every (body hash, blob id) in a snapshot tree; entries at the wrong place or of the wrong type are
     skipped, so a lookup by path and a listing always agree."""
-    tree = repo[tree_id]
     if layout == FLAT:
-        yield from _leaf_entries(tree, "")
+        yield from _leaf_entries(repo, tree_id, "")
         return
-    for a, mid in _subtrees(tree).items():
-        for b, leaf in _subtrees(mid).items():  # type: ignore[arg-type]
-            yield from _leaf_entries(leaf, a + b)  # type: ignore[arg-type]
+    for a, mid in _subtrees(repo, tree_id).items():
+        for b, leaf in _subtrees(repo, mid).items():
+            yield from _leaf_entries(repo, leaf, a + b)
 
 
-def _diff_level(old: pygit2.Tree | None, new: pygit2.Tree | None, prefix: str, depth: int,
+def _diff_level(repo: pygit2.Repository, old: str | None, new: str | None, prefix: str, depth: int,
                 added: dict[str, str], removed: set[str]) -> None:
     if depth == 2:
-        before = dict(_leaf_entries(old, prefix)) if old is not None else {}
-        after = dict(_leaf_entries(new, prefix)) if new is not None else {}
+        before = dict(_leaf_entries(repo, old, prefix))
+        after = dict(_leaf_entries(repo, new, prefix))
         added.update({h: blob for h, blob in after.items() if before.get(h) != blob})
         removed.update(h for h in before if h not in after)
         return
-    olds, news = _subtrees(old), _subtrees(new)
+    olds, news = _subtrees(repo, old), _subtrees(repo, new)
     for name in olds.keys() | news.keys():
         o, n = olds.get(name), news.get(name)
-        if o is not None and n is not None and o.id == n.id:
-            continue  # an unchanged subtree is skipped by its id, whatever it holds
-        _diff_level(o, n, prefix + name, depth + 1, added, removed)  # type: ignore[arg-type]
+        if o != n:  # an unchanged subtree is skipped by its id, whatever it holds
+            _diff_level(repo, o, n, prefix + name, depth + 1, added, removed)
 
 
 def changes(repo: pygit2.Repository, old: Snapshot | None, new: Snapshot) -> tuple[dict[str, str], set[str]]:
@@ -116,7 +129,7 @@ def changes(repo: pygit2.Repository, old: Snapshot | None, new: Snapshot) -> tup
         before = dict(entries(repo, old.tree, old.layout)) if old is not None else {}
         after = dict(entries(repo, new.tree, new.layout))
         return ({h: b for h, b in after.items() if before.get(h) != b}, {h for h in before if h not in after})
-    _diff_level(repo[old.tree], repo[new.tree], "", 0, added, removed)
+    _diff_level(repo, old.tree, new.tree, "", 0, added, removed)
     return added, removed
 
 
@@ -260,6 +273,13 @@ def put(repo: pygit2.Repository, key: SigningKey, team_id: str, body_hash: str, 
     """
     _check_hash(body_hash)
     return _rewrite(repo, key, team_id, {body_hash: data})
+
+
+def put_many(repo: pygit2.Repository, key: SigningKey, team_id: str, items: Mapping[str, bytes]) -> bool:
+    """Store many bodies in one snapshot (an import, a migration); false if every one was there already."""
+    for body_hash in items:
+        _check_hash(body_hash)
+    return _rewrite(repo, key, team_id, dict(items))
 
 
 def delete(repo: pygit2.Repository, key: SigningKey, team_id: str, body_hashes: list[str]) -> bool:

@@ -25,13 +25,16 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from gitive.constants import LOOSE_OBJECTS_PACK_THRESHOLD, LOOSE_REFS_PACK_THRESHOLD
+from gitive.constants import LOOSE_OBJECTS_PACK_THRESHOLD, LOOSE_REFS_PACK_THRESHOLD, UPKEEP_LOOSE_GROWTH
 
 if TYPE_CHECKING:
     import pygit2
 
 STATE_FILE = Path("gitive") / "upkeep.json"
-GRACE = "1.hour.ago"  # a concurrent writer's objects are younger than this before its ref points at them
+# A writer's new objects are unreferenced until its ref moves (milliseconds later); anything younger than the
+# grace is kept, so upkeep never deletes what a concurrent writer is about to point at.
+GRACE = "5.minutes.ago"
+GC_GRACE = "10.seconds.ago"
 _HIVE_EMAIL = re.compile(rb"^(author|committer) [0-9a-f]{16} <[0-9a-f]{64}@hive> ", re.MULTILINE)
 
 
@@ -88,7 +91,7 @@ def due(repo: pygit2.Repository | Path | str, h: Health | None = None) -> bool:
     h = h or health(repo)
     baseline = last_upkeep(repo).get("loose_objects", 0)
     grown = h.loose_objects - (baseline if isinstance(baseline, int) else 0)
-    return grown > LOOSE_OBJECTS_PACK_THRESHOLD or h.loose_refs > LOOSE_REFS_PACK_THRESHOLD
+    return grown > UPKEEP_LOOSE_GROWTH or h.loose_refs > LOOSE_REFS_PACK_THRESHOLD
 
 
 # Kept for callers of the old name: the schedule, not an absolute count, decides now.
@@ -154,7 +157,7 @@ def _delete_loose(gitdir: Path, oids: set[str]) -> int:
 
 
 def upkeep(repo: pygit2.Repository, force: bool = False) -> Upkeep:
-    """Pack loose objects and refs, and delete gitive's own unreachable objects older than an hour.
+    """Pack loose objects and refs, and delete gitive's own unreachable objects older than the grace period.
 
     Runs only when :func:`due` (or ``force``). Never deletes anything git would keep, nor anything a user
     wrote: see the module docstring. The result is remembered for the schedule.
@@ -180,7 +183,7 @@ def pack(repo: pygit2.Repository, force: bool = False) -> Health:
 
 
 def prune(repo: pygit2.Repository) -> Upkeep:
-    """``gitive gc``: a full repack, and every unreachable gitive object deleted now (no grace period).
+    """``gitive gc``: a full repack, and every unreachable gitive object older than ten seconds deleted.
 
     ``git repack -A -d`` turns unreachable objects in old packs (such as the body of a lesson retracted after
     it was packed) into loose ones with the pack's age, instead of dropping them: the user's own are then
@@ -197,7 +200,7 @@ def prune(repo: pygit2.Repository) -> Upkeep:
     if hive_refs:
         git.run(["reflog", "expire", "--expire=now", "--expire-unreachable=now", *hive_refs], cwd=gitdir)
     git.run(["repack", "-A", "-d", "-q"], cwd=gitdir)
-    pruned = _delete_loose(gitdir, hive_garbage(repo, "now"))
+    pruned = _delete_loose(gitdir, hive_garbage(repo, GC_GRACE))
     git.run(["pack-refs", "--all"], cwd=gitdir)
     result = Upkeep(True, pruned, before, health(repo))
     _remember(repo, result)

@@ -48,7 +48,7 @@ def test_doctor_reports_loose_objects_until_sync_packs_them(alice: Machine,
         n += 1
         assert n < 400
         alice.append(note(n, alice.id))
-    monkeypatch.setattr(maintenance, "LOOSE_OBJECTS_PACK_THRESHOLD", 0)
+    monkeypatch.setattr(maintenance, "UPKEEP_LOOSE_GROWTH", 0)
     result = alice.run("doctor", "--json")
     assert result.code == 1
     [problem] = result.json()["problems"]

@@ -10,7 +10,7 @@ import pygit2
 from gitive.lessons.retract import NOT_ERASED
 from gitive.store import bodies, logs, refs
 from testing import fixtures
-from testing.bodies import blob_of, held_anywhere
+from testing.bodies import age_loose_objects, blob_of, held_anywhere
 from testing.lessons import as_person, confirmed, hive_tips, index_db, propose
 from testing.machines import Machine
 
@@ -190,6 +190,7 @@ def test_gc_removes_a_retracted_body_blob_from_the_object_database(founder: Mach
     a.ok("sync")
     assert held_anywhere(a.repo, body_hash) is None
     assert subprocess.run(["git", "cat-file", "-e", blob], cwd=a.clone).returncode == 0  # unreachable, still there
+    age_loose_objects(a.clone / ".git", 60)  # the lesson was written a minute ago (gc keeps the last 10 s)
     done = a.json("gc")
     assert done["pruned"]
     assert subprocess.run(["git", "cat-file", "-e", blob], cwd=a.clone, capture_output=True).returncode != 0

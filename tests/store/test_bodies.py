@@ -96,7 +96,8 @@ def test_changes_skip_unchanged_subtrees_by_id(bare_repo: pygit2.Repository, mon
     after = snap(bare_repo)
     leaves: list[str] = []
     real = bodies._leaf_entries
-    monkeypatch.setattr(bodies, "_leaf_entries", lambda tree, prefix: (leaves.append(prefix), real(tree, prefix))[1])
+    monkeypatch.setattr(bodies, "_leaf_entries",
+                        lambda repo, tree, prefix: (leaves.append(prefix), real(repo, tree, prefix))[1])
     added, removed = bodies.changes(bare_repo, before, after)
     assert set(added) == {h(b"new")} and removed == {h(b"body 7")}
     assert len(leaves) <= 4  # two leaves changed, each read on both sides: nothing else was listed

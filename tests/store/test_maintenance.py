@@ -16,6 +16,7 @@ from gitive.cli import fastsync
 from gitive.core.ids import blake3_hex
 from gitive.store import bodies, maintenance, presence, refs
 from testing import fixtures
+from testing.bodies import age_loose_objects
 from testing.builders import TEAM_ID, machine
 from testing.machines import Fleet, Machine
 
@@ -24,15 +25,6 @@ OWNER = machine("owner")
 
 def _git(repo: Path, *args: str, check: bool = True) -> str:
     return fixtures.run_git(list(args), cwd=repo, check=check)
-
-
-def _age_loose_objects(gitdir: Path, seconds: int = 7200) -> None:
-    """Make every loose object look ``seconds`` old, as if written before the grace period."""
-    past = time.time() - seconds
-    for folder in (gitdir / "objects").iterdir():
-        if len(folder.name) == 2:
-            for obj in folder.iterdir():
-                os.utime(obj, (past, past))
 
 
 def _exists(repo: Path, oid: str) -> bool:
@@ -86,7 +78,7 @@ def test_upkeep_deletes_gitive_garbage_and_nothing_of_the_users(project) -> None
     user = _user_objects(path)
     old_snapshots = _garbage(repo)
     retracted_blob = str(repo.create_blob(b"garbage body 0"))
-    _age_loose_objects(path / ".git")
+    age_loose_objects(path / ".git")
     result = maintenance.upkeep(repo, force=True)
     assert result.pruned > 60  # old snapshot commits, their root and folder trees, old presence
     assert not any(_exists(path, c) for c in old_snapshots[:-1])
@@ -111,8 +103,12 @@ def test_gc_prunes_at_once_even_what_was_packed_before_it_became_garbage(project
     bodies.put(repo, OWNER.key, TEAM_ID, blake3_hex(data), data)
     _git(path, "repack", "-a", "-d", "-q")  # the body is in a pack now
     bodies.delete(repo, OWNER.key, TEAM_ID, [blake3_hex(data)])
-    blob = str(repo.create_blob(data))
+    blob = str(pygit2.hash(data))
     assert _exists(path, blob)
+    past = time.time() - 60  # written a minute ago: gc keeps only what is younger than ten seconds
+    for pack in (path / ".git" / "objects" / "pack").iterdir():
+        os.utime(pack, (past, past))
+    age_loose_objects(path / ".git", 60)
     result = maintenance.prune(repo)
     assert result.pruned > 0 and not _exists(path, blob)
     for what, oid in user.items():
@@ -121,7 +117,7 @@ def test_gc_prunes_at_once_even_what_was_packed_before_it_became_garbage(project
 
 def test_the_schedule_follows_growth_not_an_absolute_count(project, monkeypatch: pytest.MonkeyPatch) -> None:
     _path, repo = project
-    monkeypatch.setattr(maintenance, "LOOSE_OBJECTS_PACK_THRESHOLD", 300)
+    monkeypatch.setattr(maintenance, "UPKEEP_LOOSE_GROWTH", 300)
     # the user's own loose objects, which upkeep must not delete, are over the threshold on their own
     for i in range(3 * 300):
         repo.create_blob(f"user blob {i}".encode())  # unreachable: the user's garbage, kept by upkeep
@@ -143,12 +139,12 @@ def _fast(m: Machine, monkeypatch: pytest.MonkeyPatch) -> int | None:
 def test_after_many_writes_a_no_op_sync_stays_on_the_fast_path(tmp_path: Path, bare_remote: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     # A lower threshold keeps the test short; benchmarks/store.py checks 10,000 writes at the real one.
-    monkeypatch.setattr(maintenance, "LOOSE_OBJECTS_PACK_THRESHOLD", 400)
+    monkeypatch.setattr(maintenance, "UPKEEP_LOOSE_GROWTH", 400)
     (alice,) = Fleet(tmp_path / "fleet").team(bare_remote, ("alice", "lap"))
     repo, key, team = alice.repo, alice.key, alice.team_id
     for i in range(300):  # presence rewrites: each leaves three objects unreachable
         presence.publish(repo, key, team, f'{{"n":{i}}}'.encode())
-    _age_loose_objects(alice.clone / ".git")
+    age_loose_objects(alice.clone / ".git")
     assert maintenance.due(repo) and _fast(alice, monkeypatch) is None  # upkeep due: the full command runs
     assert alice.json("sync")["packed"] is True
     assert maintenance.last_upkeep(repo)["pruned"] >= 890
