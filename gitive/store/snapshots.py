@@ -1,4 +1,4 @@
-"""Signed snapshot commits: the rewritable refs (bodies, presence) as one parentless commit each.
+"""Signed snapshot commits: the rewritable refs (bodies, presence), one signed commit each.
 
 A snapshot is not a log entry, so it carries its signature in trailers of the commit message
 (docs/verification.md §5)::
@@ -10,6 +10,12 @@ A snapshot is not a log entry, so it carries its signature in trailers of the co
 The version is what lets a reader and the server guard refuse a replayed older snapshot: a signature alone
 says who wrote a tree, not that it is the newest one. A v1 snapshot (written before versions, bodies in a
 flat tree) has only ``Hive-Sig`` over ``<tree>/<machine>`` and reads as version 0.
+
+A presence snapshot is parentless. A body snapshot may have one parent, the snapshot it was built on: git
+leaves out of a push or fetch only what the other side's commits reach through ancestry, so a parentless
+snapshot made every sync resend the whole store. A write that deletes a body is parentless again, so what
+it deleted is reachable from nothing (see ``store.bodies``). Readers judge only the tip; the parent is
+never trusted for anything.
 """
 
 from __future__ import annotations
@@ -56,8 +62,9 @@ def _message(team_id: str, kind: str, tree: str, machine: str, version: int) -> 
 
 
 def write(repo: pygit2.Repository, key: SigningKey, team_id: str, kind: str, tree: pygit2.Oid | str,
-          title: str, version: int) -> str:
-    """Write a parentless commit of ``tree`` signed by this machine as ``version``; no ref moves.
+          title: str, version: int, parent: str | None = None) -> str:
+    """Write a commit of ``tree`` signed by this machine as ``version`` (on ``parent``, bodies only); no ref
+    moves.
 
     Returns:
         The commit id.
@@ -67,12 +74,15 @@ def write(repo: pygit2.Repository, key: SigningKey, team_id: str, kind: str, tre
     """
     if kind not in KINDS or not 1 <= version < MAX_VERSION:
         raise InvalidRecord(f"a {kind} snapshot needs a version from 1 (got {version})")
+    if parent is not None and kind != "bodies":
+        raise InvalidRecord(f"a {kind} snapshot has no parent")
     me = machine_id(key)
     sig = key.sign(_message(team_id, kind, str(tree), me, version)).signature.hex()
     trailers = f"{VERSION}{version}\n" + (f"{LAYOUT}{FANOUT}\n" if kind == "bodies" else "") + f"{TRAILER}{sig}\n"
     who = pygit2.Signature(me[:16], f"{me}@hive", now_ms() // 1000, 0)
     tree_oid = tree if isinstance(tree, pygit2.Oid) else pygit2.Oid(hex=tree)
-    return str(repo.create_commit(None, who, who, f"{title}\n\n{trailers}", tree_oid, []))
+    parents = [pygit2.Oid(hex=parent)] if parent else []
+    return str(repo.create_commit(None, who, who, f"{title}\n\n{trailers}", tree_oid, parents))
 
 
 def _trailers(message: str) -> dict[str, str]:
@@ -94,14 +104,18 @@ def check(repo: pygit2.Repository, team_id: str, kind: str, machine: str, commit
     """Verify that ``commit_id`` is a ``kind`` snapshot signed by ``machine`` for this team.
 
     Raises:
-        InvalidRecord: why it is not (missing, not a parentless commit, malformed trailers, bad signature).
+        InvalidRecord: why it is not (missing, not a commit, too many parents, malformed trailers, bad
+            signature).
     """
     try:
         commit = repo[commit_id]
     except (KeyError, ValueError, TypeError):
         raise InvalidRecord(f"{commit_id[:12]} is not in this repository") from None
-    if not isinstance(commit, pygit2.Commit) or commit.parent_ids:
-        raise InvalidRecord("a snapshot is a single parentless commit")
+    if not isinstance(commit, pygit2.Commit):
+        raise InvalidRecord("a snapshot is a commit")
+    if len(commit.parent_ids) > (1 if kind == "bodies" else 0):
+        raise InvalidRecord("a presence snapshot is parentless" if kind == "presence" else
+                            "a body snapshot has at most one parent")
     trailers = _trailers(commit.message)
     sig = trailers.get("Hive-Sig", "")
     if not _SIG_RE.fullmatch(sig):
@@ -133,7 +147,7 @@ def read(repo: pygit2.Repository, team_id: str, kind: str, machine: str, commit_
 
 
 def signature_ok(repo: pygit2.Repository, team_id: str, kind: str, machine: str, commit_id: str) -> bool:
-    """True when ``commit_id`` is a parentless ``kind`` snapshot signed by ``machine`` (any version)."""
+    """True when ``commit_id`` is a ``kind`` snapshot signed by ``machine`` (any version)."""
     return read(repo, team_id, kind, machine, commit_id) is not None
 
 

@@ -60,16 +60,36 @@ def test_bodies_fan_out_under_two_hash_prefix_folders(bare_repo: pygit2.Reposito
     assert snap(bare_repo).layout == FANOUT
 
 
-def test_every_write_is_one_signed_parentless_snapshot_one_version_up(bare_repo: pygit2.Repository) -> None:
-    versions = []
+def test_every_write_is_one_signed_snapshot_one_version_up(bare_repo: pygit2.Repository) -> None:
+    versions, tips = [], []
     for data in (b"a", b"b", b"c"):
         put(bare_repo, data)
-        found = snap(bare_repo)
-        assert bare_repo[found.commit].parent_ids == []
-        versions.append(found.version)
+        versions.append(snap(bare_repo).version)
+        tips.append(snap(bare_repo).commit)
     bodies.delete(bare_repo, ALICE.key, TEAM_ID, [h(b"a")])
     versions.append(snap(bare_repo).version)
     assert versions == [1, 2, 3, 4]
+    # a put builds on the previous snapshot (so a push sends only what it added); a delete starts afresh
+    assert [bare_repo[t].parent_ids for t in tips] == [[], [pygit2.Oid(hex=tips[0])], [pygit2.Oid(hex=tips[1])]]
+    assert bare_repo[snap(bare_repo).commit].parent_ids == []
+
+
+def test_a_push_after_a_put_sends_only_what_the_put_added(tmp_path: Path) -> None:
+    remote = fixtures.init_bare(tmp_path / "remote.git")
+    peer = fixtures.init_bare(tmp_path / "peer.git")
+    mine = pygit2.Repository(str(fixtures.init_bare(tmp_path / "mine.git")))
+    name = refs.bodies_ref(ALICE.id)
+    for i in range(300):
+        put(mine, f"body {i}".encode())
+    run_git(["push", "--quiet", str(remote), f"+{name}:{name}"], cwd=mine.path)
+    run_git(["fetch", "--quiet", str(remote), f"+{name}:{name}"], cwd=peer)
+    put(mine, b"one more")
+    run_git(["push", "--quiet", str(remote), f"+{name}:{name}"], cwd=mine.path)
+    counted = run_git(["rev-list", "--objects", name, f"^{refs.tip(mine, name)}~1"], cwd=mine.path)
+    assert len(counted.splitlines()) == 5  # commit, root, folder, leaf, blob
+    run_git(["fetch", "--quiet", str(remote), f"+{name}:{name}"], cwd=peer)
+    # git unpacks a fetch of fewer than 100 objects: five loose objects, not a pack of the whole store
+    assert "count: 5\n" in run_git(["count-objects", "-v"], cwd=peer)
 
 
 def test_a_put_rewrites_only_the_trees_on_its_path(bare_repo: pygit2.Repository) -> None:

@@ -26,7 +26,7 @@ def _write(repo: pygit2.Repository, kind: str = "bodies", version: int = 1, cont
     return snapshots.write(repo, who.key, TEAM_ID, kind, _tree(repo, content), f"{kind} of a", version)
 
 
-def test_write_makes_a_parentless_commit_with_version_layout_and_signature(bare_repo: pygit2.Repository,
+def test_write_makes_a_commit_with_version_layout_and_signature(bare_repo: pygit2.Repository,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GITIVE_NOW_MS", "1700000000000")
     tree = _tree(bare_repo)
@@ -88,14 +88,27 @@ def test_rewrapping_the_same_signed_tree_and_version_still_verifies(bare_repo: p
 
 def test_non_snapshots_are_refused(bare_repo: pygit2.Repository) -> None:
     parent = _write(bare_repo)
-    child = rewrap(bare_repo, parent, parents=[parent])
+    twins = rewrap(bare_repo, parent, parents=[parent, _write(bare_repo, version=2, content=b"y")])
     unsigned = rewrap(bare_repo, parent, "no trailer\n")
     tree = str(_tree(bare_repo))
-    for oid, why in [(child, "parentless"), (unsigned, "unsigned"), (tree, "parentless"), ("0" * 40, "not in"),
-                     ("nonsense", "not in")]:
+    for oid, why in [(twins, "at most one parent"), (unsigned, "unsigned"), (tree, "is a commit"),
+                     ("0" * 40, "not in"), ("nonsense", "not in")]:
         with pytest.raises(InvalidRecord, match=why):
             snapshots.check(bare_repo, TEAM_ID, "bodies", A.id, oid)
         assert snapshots.read(bare_repo, TEAM_ID, "bodies", A.id, oid) is None
+
+
+def test_a_body_snapshot_may_have_one_parent_a_presence_snapshot_none(bare_repo: pygit2.Repository) -> None:
+    first = _write(bare_repo)
+    second = snapshots.write(bare_repo, A.key, TEAM_ID, "bodies", _tree(bare_repo, b"2"), "b", 2, first)
+    assert bare_repo[second].parent_ids == [pygit2.Oid(hex=first)]
+    assert snapshots.check(bare_repo, TEAM_ID, "bodies", A.id, second).version == 2
+    presence = _write(bare_repo, "presence")
+    with pytest.raises(InvalidRecord, match="no parent"):
+        snapshots.write(bare_repo, A.key, TEAM_ID, "presence", _tree(bare_repo), "p", 2, presence)
+    child = rewrap(bare_repo, presence, parents=[presence])
+    with pytest.raises(InvalidRecord, match="presence snapshot is parentless"):
+        snapshots.check(bare_repo, TEAM_ID, "presence", A.id, child)
 
 
 @pytest.mark.parametrize("trailers", [
