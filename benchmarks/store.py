@@ -219,10 +219,14 @@ def noop_sync(store: Store) -> None:
                           store.work) + c.time_command(["git", "push", "--quiet", "--porcelain", "origin",
                                                          "refs/hive/logs/*:refs/hive/logs/*"], store.work)
            for _ in range(5)]
+    python = [c.time_command([sys.executable, "-c", "pass"], store.work) for _ in range(5)]
+    fast = c.run([sys.executable, "-c", "import sys; from gitive.cli import fastsync; "
+                  "sys.stdout.write(str(fastsync.try_noop(['sync'])))"], cwd=store.work, env=env).strip()
     repacked = after != state
-    print(f"no-op sync after {store.count:,} writes: p50 {c.median(times) * 1000:.0f} ms; upkeep ran again: "
-          f"{'yes' if repacked else 'no'} -> {c.target(not repacked)} (must not repack); "
-          f"baseline git fetch + git push {c.median(raw) * 1000:.0f} ms ({c.median(times) / c.median(raw):.2f}x)")
+    print(f"no-op sync after {store.count:,} writes: upkeep ran again: {'yes' if repacked else 'no'} -> "
+          f"{c.target(not repacked)} (must not repack); the fast path answered: {fast.endswith('0')}; "
+          f"p50 {c.median(times) * 1000:.0f} ms against git fetch + git push {c.median(raw) * 1000:.0f} ms "
+          f"({c.median(times) / c.median(raw):.2f}x) and python -c pass {c.median(python) * 1000:.0f} ms")
 
 
 def git_size(store: Store) -> None:

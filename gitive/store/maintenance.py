@@ -94,10 +94,6 @@ def due(repo: pygit2.Repository | Path | str, h: Health | None = None) -> bool:
     return grown > UPKEEP_LOOSE_GROWTH or h.loose_refs > LOOSE_REFS_PACK_THRESHOLD
 
 
-# Kept for callers of the old name: the schedule, not an absolute count, decides now.
-needs_packing = due
-
-
 def _remember(repo: pygit2.Repository | Path | str, result: Upkeep) -> None:
     from gitive.core.clock import now_ms
 
