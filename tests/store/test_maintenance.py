@@ -151,3 +151,22 @@ def test_after_many_writes_a_no_op_sync_stays_on_the_fast_path(tmp_path: Path, b
     assert not maintenance.due(repo)
     assert _fast(alice, monkeypatch) == 0  # the no-op sync does not repack again
     assert alice.json("sync")["packed"] is False
+
+
+def test_doctor_reports_a_local_remote_nobody_packs(tmp_path: Path, bare_remote: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    (alice,) = Fleet(tmp_path / "fleet").team(bare_remote, ("alice", "lap"))
+    remote = pygit2.Repository(str(bare_remote))
+    for i in range(600):
+        remote.create_blob(f"pushed object {i}".encode())  # small pushes arrive as loose objects
+    monkeypatch.setattr(maintenance, "LOOSE_OBJECTS_PACK_THRESHOLD", 100)
+    monkeypatch.setattr(maintenance, "GIT_GC_AUTO", 300)
+    seen = maintenance.remote_upkeep(str(bare_remote))
+    assert seen is not None and seen.auto_gc and seen.unpacked  # auto gc is on, yet it has not run
+    _git(bare_remote, "config", "receive.autogc", "false")
+    problems = alice.run("doctor", "--json").json()["problems"]
+    [found] = [p for p in problems if p["kind"] == "remote-unpacked"]
+    assert "auto gc is off" in found["detail"] and "git gc" in found["hint"]
+    _git(bare_remote, "gc", "--quiet", "--prune=now")  # what its admin would run
+    assert "remote-unpacked" not in [p["kind"] for p in alice.run("doctor", "--json").json()["problems"]]
+    assert maintenance.remote_upkeep("https://example.invalid/team.git") is None  # a hosted remote: unseen
