@@ -282,7 +282,7 @@ def main() -> int:
         with c.step(f"{PROPOSALS} proposals"):
             proposes, appends = store.propose_times(PROPOSALS)
         p50, floor = _p50(proposes), _p50(appends)
-        results[size] = p50
+        results[store.count - PROPOSALS] = p50  # the size it was measured at
         print(f"{store.count:,} lessons: propose p50 {p50:.1f} ms -> {c.target(p50 <= TARGET_P50_MS)} "
               f"(<= {TARGET_P50_MS:.0f} ms); baseline logs.append p50 {floor:.1f} ms ({p50 / floor:.2f}x)")
         git_size(store)
