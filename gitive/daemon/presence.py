@@ -130,9 +130,14 @@ def publish(hive: Hive, snap: dict[str, Any]) -> bool:
     return store_presence.publish(hive.store, hive.key, hive.team_id, canonical.dumps(snap))
 
 
-def _sources(hive: Hive) -> dict[str, list[tuple[pygit2.Repository, str]]]:
-    """Every fetched presence ref of each peer machine, in every shared store: machine -> (repo, tip)."""
+def _sources(hive: Hive, include_self: bool) -> dict[str, list[tuple[pygit2.Repository, str]]]:
+    """Every presence ref to read of each machine, in every shared store: machine -> (repo, tip); this
+    machine's own published one only when asked for."""
     found: dict[str, list[tuple[pygit2.Repository, str]]] = {}
+    if include_self:
+        tip = refs.tip(hive.store, refs.presence_ref(hive.me))
+        if tip:
+            found[hive.me] = [(hive.store, tip)]
     for repo in hive.shared_stores():
         for ref, tip in refs.tips(repo, "refs/hive-remotes/").items():
             machine = ref.rsplit("/", 1)[-1]
@@ -141,10 +146,13 @@ def _sources(hive: Hive) -> dict[str, list[tuple[pygit2.Repository, str]]]:
     return found
 
 
-def peers(hive: Hive, members: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Peers' presence snapshots: the newest signed version of each machine the roster lists as active."""
+def peers(hive: Hive, members: dict[str, dict[str, Any]], *, include_self: bool = False) -> list[dict[str, Any]]:
+    """Peers' presence snapshots: the newest signed version of each machine the roster lists as active.
+
+    ``include_self`` adds this machine's own published snapshot (a read-only view of the whole team).
+    """
     out: dict[str, dict[str, Any]] = {}
-    for machine, sources in _sources(hive).items():
+    for machine, sources in _sources(hive, include_self).items():
         member = members.get(machine)
         if not member or not member["active"]:
             continue
