@@ -80,6 +80,20 @@ MIGRATIONS: list[tuple[str, str | Callable[[sqlite3.Connection], None]]] = [
     # Cited files as indexed tables (search and the hook look them up instead of scanning every lesson),
     # lesson symptoms, and a search index that stores the text once (issues 9 and 13).
     ("0005-lesson-files", lambda conn: _lesson_search(conn)),
+    # The body store in the index (docs/verification.md §5): each source ref of a body snapshot as last judged,
+    # the newest accepted snapshot of each machine (pinned in git too), and where each body is, so a lookup
+    # never walks refs or trees and catching up after a write costs only what the write changed.
+    ("0006-body-store", """
+        CREATE TABLE body_sources(store TEXT NOT NULL, ref TEXT NOT NULL, tip TEXT NOT NULL, machine TEXT NOT NULL,
+                                  version INTEGER, refused TEXT, PRIMARY KEY(store, ref));
+        CREATE TABLE body_pins(store TEXT NOT NULL, machine TEXT NOT NULL, commit_id TEXT NOT NULL,
+                               tree TEXT NOT NULL, layout TEXT NOT NULL, version INTEGER NOT NULL,
+                               PRIMARY KEY(store, machine));
+        CREATE TABLE body_locations(body_hash TEXT NOT NULL, store TEXT NOT NULL, machine TEXT NOT NULL,
+                                    blob TEXT NOT NULL, PRIMARY KEY(body_hash, store, machine)) WITHOUT ROWID;
+        CREATE INDEX lessons_body_hash ON lessons(body_hash);
+        CREATE INDEX reviews_edits ON reviews(edits) WHERE edits IS NOT NULL
+    """),
 ]
 
 

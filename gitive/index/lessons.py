@@ -63,10 +63,10 @@ def project_entry(conn: sqlite3.Connection, entry: Entry) -> None:
 
 
 def after_ingest(conn: sqlite3.Connection, stores: list[pygit2.Repository], touched: set[str],
-                 roster_changed: bool = False) -> None:
+                 roster_changed: bool = False, *, team_id: str) -> None:
     """Bring bodies, tombstones, states and the text index up to date after new entries or bodies arrived."""
     retracted = apply_tombstones(conn)
-    changed = attach_bodies(conn, stores) | touched
+    changed = attach_bodies(conn, stores, team_id, touched) | touched
     lesson_files.resolve_commits(conn, stores, touched)
     refresh_fts(conn, changed - retracted)
     recompute_status(conn, None if roster_changed else changed | retracted)

@@ -41,6 +41,11 @@ def pinned_ref(machine: str, log: str) -> RefName:
     return RefName(f"{PINNED_REF_PREFIX}logs/{machine}/{log}")
 
 
+def pinned_bodies_ref(machine: str) -> RefName:
+    """Where a reader keeps the newest body snapshot of ``machine`` it accepted (docs/verification.md §5)."""
+    return RefName(f"{PINNED_REF_PREFIX}bodies/{machine}")
+
+
 class LogRef(NamedTuple):
     """A log ref as found in a repository: who owns it, which log, and where it came from."""
 

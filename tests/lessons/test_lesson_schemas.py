@@ -12,7 +12,8 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
 from gitive.capture import events
-from gitive.store import logs
+from gitive.store import bodies, logs
+from gitive.store.snapshots import FANOUT, FLAT
 from testing import live
 from testing.lessons import as_person, confirmed, propose
 from testing.machines import Machine
@@ -47,10 +48,12 @@ def _check_store(path: Path, entries: Draft202012Validator, body: Draft202012Val
                 assert not errors, f"{path}:{ref} seq {entry.seq} ({entry.kind}): {errors[0]}"
                 kinds[entry.kind] = kinds.get(entry.kind, 0) + 1
         elif "/bodies/" in ref:
-            for item in repo[repo.references[ref].target].tree:
-                value = json.loads(repo[item.id].data)
+            commit = repo[repo.references[ref].target]
+            layout = FANOUT if "Hive-Layout: fanout-2" in commit.message else FLAT
+            for name, blob in bodies.entries(repo, str(commit.tree_id), layout):
+                value = json.loads(repo[blob].data)
                 errors = sorted(_errors(body, value), key=str)
-                assert not errors, f"{path}:{ref} body {item.name[:12]}: {errors[0]}"
+                assert not errors, f"{path}:{ref} body {name[:12]}: {errors[0]}"
     return kinds
 
 
