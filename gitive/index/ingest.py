@@ -231,7 +231,7 @@ def ingest(conn: sqlite3.Connection, stores: list[pygit2.Repository], team_id: s
         _ingest_all(conn, team_id, founder, work, parked, report, now, progress)
         if report.lessons_touched or moved_bodies or report.roster_changed or report.quarantined:
             lesson_tables.after_ingest(conn, stores, report.lessons_touched - {""},
-                                       report.roster_changed or report.quarantined)
+                                       report.roster_changed or report.quarantined, team_id=team_id)
         conn.executemany("INSERT INTO cursors(store, ref, tip, seq) VALUES (?,?,?,0) ON CONFLICT(store, ref) "
                          "DO UPDATE SET tip = excluded.tip", moved_bodies)
         for repo in stores:

@@ -11,8 +11,8 @@ from gitive.index import db, ingest, sync_history
 from gitive.index.bodies import drop_own_bodies
 from gitive.index.entries import check_signatures
 from gitive.index.problems import Report, record_problem
-from gitive.index.refresh import fresh_index
-from gitive.store import maintenance, refs, sync
+from gitive.index.refresh import catch_up, fresh_index
+from gitive.store import bodies, maintenance, refs, sync
 from gitive.store import repo as repos
 from gitive.team.hive import Hive
 
@@ -109,6 +109,10 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
         if push:
             # A lesson retracted by its reviewer or owner: the author's machine drops the body it serves.
             report.dropped = drop_own_bodies(hive.stores(), hive.key, hive.team_id, hive.me, conn=conn)
+            # Another clone with this key may have pushed a newer version of our store: go above it.
+            reconciled = sum(bodies.reconcile(repo, hive.key, hive.team_id) for repo in hive.shared_stores())
+            if report.dropped or reconciled:
+                catch_up(hive, conn)  # the pins follow, so the dropped bodies are unreachable here too
         machines = [row[0] for row in conn.execute("SELECT machine FROM members ORDER BY machine")]
     if push:
         me = hive.me
@@ -122,10 +126,8 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
             report.rejected += [(remote, ref, why) for ref, why in result.rejected]
             if result.replaced:
                 _record_replaced(hive, remote, result.replaced, report)
-    for repo in hive.shared_stores():
-        if maintenance.needs_packing(maintenance.health(repo)):
-            maintenance.pack(repo)
-            report.packed = True
+    for repo in hive.stores():  # the personal store too: its bodies are rewritten like any other
+        report.packed |= maintenance.upkeep(repo).packed
     _remember(hive, report, started, delays)
     return report
 
