@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from gitive.index import db
+from testing.machines import Machine
 from testing.rebuild import MOVES, World, machine_test
 
 TestIncrementalEqualsRebuild = machine_test(MOVES)
@@ -41,4 +43,17 @@ def test_an_equivocation_over_citations_leaves_the_same_stats(tmp_path: Path) ->
     for name in ("append and sync", "equivocation with a stolen key"):
         MOVES[name](world, random.Random(0))
         world.steps += 1
-        world.check()
+    for reader in world.readers:
+        world.views(reader)  # brings the index up to date and writes the rebuild beside it
+        stats = "SELECT lesson, citations, successes FROM lesson_stats ORDER BY 1"
+        assert _raw(reader, stats) == _raw_rebuilt(world, reader, stats)
+
+
+def _raw(reader: Machine, sql: str) -> list[tuple]:
+    with db.connect(reader.clone / ".git" / "gitive" / "index.sqlite") as conn:
+        return conn.execute(sql).fetchall()
+
+
+def _raw_rebuilt(world: World, reader: Machine, sql: str) -> list[tuple]:
+    with db.connect(world.base / f"rebuild-{reader.name}.sqlite") as conn:
+        return conn.execute(sql).fetchall()
