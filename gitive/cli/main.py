@@ -48,8 +48,10 @@ def _register() -> None:
         sync,
         team,
     )
+    from gitive.cli import anchor as anchor_cli
     from gitive.cli import install as install_cli
     from gitive.cli import mcp as mcp_cli
+    from gitive.cli import owe
 
     team.register(app)
     install_cli.register(app)
@@ -65,6 +67,8 @@ def _register() -> None:
     app.add_typer(project.app, name="project")
     app.add_typer(index.app, name="index")
     app.add_typer(server.app, name="server")
+    owe.register(app)
+    app.add_typer(anchor_cli.app, name="anchor")
 
 
 def _version(value: bool) -> None:
