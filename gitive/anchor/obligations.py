@@ -35,7 +35,40 @@ MAX_FILES = 32
 ANCHOR_PERSON = "anchor"
 _CODE_EXT = ("py|md|rs|go|js|ts|tsx|jsx|java|kt|rb|c|h|cc|cpp|hpp|cs|json|yaml|yml|toml|sql|sh|txt|cfg|ini|"
              "html|css|proto|lock|xml|gradle|swift|php|scala|ex|exs|tf")
+_DURATION = re.compile(r"^(\d+)\s*([mhdw])$")
+_UNITS = {"m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 7 * 86_400_000}
 _PATHLIKE = re.compile(rf"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+|[\w-]+\.(?:{_CODE_EXT}))(?![\w/-])")
+
+
+def parse_duration(text: str, what: str = "duration") -> int:
+    """``14d``, ``36h``, ``2w``, ``90m`` in milliseconds.
+
+    Raises:
+        InvalidRecord: not such a duration.
+    """
+    found = _DURATION.match(str(text).strip().lower())
+    if not found or int(found.group(1)) == 0:
+        raise InvalidRecord(f"{what} {text!r} is not a duration: use e.g. 14d, 36h, 2w")
+    return int(found.group(1)) * _UNITS[found.group(2)]
+
+
+def parse_deadline(text: str) -> int:
+    """``2026-12-20`` (the end of that day, UTC) or an ISO time (``2026-12-20T17:00:00+01:00``) in ms.
+
+    Raises:
+        InvalidRecord: neither.
+    """
+    from datetime import UTC, datetime
+
+    value = str(text).strip()
+    try:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+            start = datetime.fromisoformat(value).replace(tzinfo=UTC)
+            return int(start.timestamp() * 1000) + DAY_MS - 1
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidRecord(f"deadline {text!r} is not a date: use 2026-12-20 or 2026-12-20T17:00Z") from None
+    return int((when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp() * 1000)
 
 
 @dataclass

@@ -138,7 +138,7 @@ def run(repo: str | None = None, *, interval: float | None = None, once: bool = 
                 say(line)
             if once:
                 return [report]
-            reports = reports[-10:] + [report]
+            reports = [*reports[-10:], report]
             stop.wait(interval if interval is not None else config.interval)
     finally:
         lock.seek(0)

@@ -12,7 +12,7 @@ import re
 import sys
 from typing import Any
 
-from gitive.capture import daemon_client, events, framing, locate, matching, normalize, sessions
+from gitive.capture import daemon_client, events, framing, locate, matching, normalize, owed, sessions
 from gitive.capture.adapters import ADAPTERS
 from gitive.capture.adapters.base import NO_OPINION, Adapter
 
@@ -72,6 +72,18 @@ def _lessons(kind: str, event: dict[str, Any], found: locate.Located | None, sho
         conn.close()
 
 
+def _owed(event: dict[str, Any], found: locate.Located | None) -> str | None:
+    """The card's "owed here" lines: open obligations on the files this session works on."""
+    conn = matching.connect(locate.index_path(found)) if found is not None else None
+    if conn is None:
+        return None
+    try:
+        session = event.get("session") or {}
+        return owed.block(conn, _session_files(session.get("id"), session.get("working_directory")))
+    finally:
+        conn.close()
+
+
 def _queued(adapter: Adapter, kind: str, session: str | None) -> tuple[list[str], list[str]]:
     """Items the daemon queued for this session (messages, notices): their texts and ids."""
     if not session:
@@ -116,6 +128,9 @@ def handle(harness: str, kind: str, payload: dict[str, Any]) -> str:
                                       lesson={"id": lesson}))
         state["cited"] = sorted(set(state.get("cited", [])) | cited)
         lessons = _lessons(kind, event, found, shown)
+        owed_here = _owed(event, found) if kind == "session-start" else None
+        if owed_here:
+            contexts.append(owed_here)
         if lessons:
             frames = [_frame(c) for c in lessons]
             contexts.append(CARD_HEAD + "\n" + "\n".join(frames) if kind == "session-start" else frames[0])

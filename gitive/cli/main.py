@@ -34,6 +34,7 @@ def _register() -> None:
     if _registered:
         return
     _registered = True
+    from gitive.cli import anchor as anchor_cli
     from gitive.cli import (
         daemon,
         doctor,
@@ -41,6 +42,7 @@ def _register() -> None:
         lessons,
         live,
         log,
+        owe,
         project,
         retract,
         review,
@@ -48,10 +50,9 @@ def _register() -> None:
         sync,
         team,
     )
-    from gitive.cli import anchor as anchor_cli
     from gitive.cli import install as install_cli
     from gitive.cli import mcp as mcp_cli
-    from gitive.cli import owe
+    from gitive.cli import routing as routing_cli
 
     team.register(app)
     install_cli.register(app)
@@ -69,6 +70,7 @@ def _register() -> None:
     app.add_typer(server.app, name="server")
     owe.register(app)
     app.add_typer(anchor_cli.app, name="anchor")
+    app.add_typer(routing_cli.app, name="routing")
 
 
 def _version(value: bool) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,8 +12,6 @@ from gitive.cli.output import console, emit_json
 obligation_app = typer.Typer(help="Change an obligation: mark it done, cancel it, renew it.\n\n"
                                   "Example: gitive obligation done 3f2a9c", no_args_is_help=True)
 
-_DURATION = re.compile(r"^(\d+)\s*([mhdw])$")
-_UNITS = {"m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 7 * 86_400_000}
 
 
 def register(app: typer.Typer) -> None:
@@ -24,25 +21,15 @@ def register(app: typer.Typer) -> None:
 
 
 def duration_ms(text: str, what: str) -> int:
-    found = _DURATION.match(text.strip().lower())
-    if not found or int(found.group(1)) == 0:
-        raise typer.BadParameter(f"{what} {text!r} is not a duration: use e.g. 14d, 36h, 2w")
-    return int(found.group(1)) * _UNITS[found.group(2)]
+    from gitive.anchor.obligations import parse_duration
+
+    return parse_duration(text, what)
 
 
 def deadline_ms(text: str) -> int:
-    """``2026-12-20`` (the end of that day, UTC) or an ISO time such as ``2026-12-20T17:00:00+01:00``."""
-    value = text.strip()
-    try:
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
-            end = datetime.fromisoformat(value).replace(tzinfo=UTC)
-            return int(end.timestamp() * 1000) + 86_400_000 - 1
-        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise typer.BadParameter(f"deadline {text!r} is not a date: use 2026-12-20 or 2026-12-20T17:00Z") from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return int(when.timestamp() * 1000)
+    from gitive.anchor.obligations import parse_deadline
+
+    return parse_deadline(text)
 
 
 def _actor() -> str:
@@ -151,7 +138,7 @@ def owed(
     return 0
 
 
-def _change(prefix: str, state: str, note: str | None, renew_for: str | None = None) -> int:
+def _change(prefix: str, state: str, note: str | None, as_json: bool, renew_for: str | None = None) -> int:
     from gitive.anchor import obligations
     from gitive.index import sync as syncing
     from gitive.index.refresh import fresh_index
@@ -161,7 +148,10 @@ def _change(prefix: str, state: str, note: str | None, renew_for: str | None = N
     with fresh_index(hive) as (conn, _):
         extra = {"expires_in_ms": duration_ms(renew_for, "--for")} if renew_for else {}
         done = obligations.change(hive, conn, prefix, state, actor=_actor(), note=note, **extra)
-    syncing.run(hive)
+    report = syncing.run(hive)
+    if as_json:
+        emit_json({"change": done, "synced": report.ok})
+        return 0
     what = {"done": "marked done", "cancelled": "cancelled", "renewed": "renewed"}[state]
     until = f" until {_when(done['expires'])}" if state == "renewed" else ""
     console.print(f"{what} {done['obligation'][:12]}{until}")
@@ -170,31 +160,32 @@ def _change(prefix: str, state: str, note: str | None, renew_for: str | None = N
 
 _NOTE = typer.Option(None, "--note", help="A short note kept with the change.")
 _ID = typer.Argument(..., help="The obligation's id, or its first 6+ characters (`gitive owed` lists them).")
+_JSON = typer.Option(False, "--json", help="Print the signed change as JSON.")
 
 
 @obligation_app.command("done")
-def done(obligation: str = _ID, note: str | None = _NOTE) -> int:
+def done(obligation: str = _ID, note: str | None = _NOTE, as_json: bool = _JSON) -> int:
     """Mark an obligation done (its owner, or any person).
 
     Example: gitive obligation done 3f2a9c --note "grace period removed in 81c2"
     """
-    return _change(obligation, "done", note)
+    return _change(obligation, "done", note, as_json)
 
 
 @obligation_app.command("cancel")
-def cancel(obligation: str = _ID, note: str | None = _NOTE) -> int:
+def cancel(obligation: str = _ID, note: str | None = _NOTE, as_json: bool = _JSON) -> int:
     """Cancel an obligation (its owner, or any person; an agent cannot cancel one it does not own).
 
     Example: gitive obligation cancel 3f2a9c --note "not needed after all"
     """
-    return _change(obligation, "cancelled", note)
+    return _change(obligation, "cancelled", note, as_json)
 
 
 @obligation_app.command("renew")
 def renew(obligation: str = _ID, until: str = typer.Option("7d", "--for", help="How long from now (at most 90d)."),
-          note: str | None = _NOTE) -> int:
+          note: str | None = _NOTE, as_json: bool = _JSON) -> int:
     """Renew an obligation so it does not lapse (its owner, or any person).
 
     Example: gitive obligation renew 3f2a9c --for 30d
     """
-    return _change(obligation, "renewed", note, until)
+    return _change(obligation, "renewed", note, as_json, until)

@@ -76,7 +76,7 @@ MIGRATIONS: list[tuple[str, str]] = [
                                  applicability TEXT NOT NULL);
         INSERT INTO lesson_text SELECT c0, id, c1, c2 FROM lesson_fts_content
     """),
-    # Obligations and the anchor's firings and verdicts (gitive/index/obligations.py); routing records.
+    # Obligations and the anchor's firings and verdicts (gitive/index/obligations.py).
     ("0005-obligations", """
         CREATE TABLE obligations(id TEXT PRIMARY KEY, author TEXT NOT NULL, person TEXT NOT NULL,
                                  log TEXT NOT NULL, seq INTEGER NOT NULL, at INTEGER NOT NULL, owner TEXT NOT NULL,
@@ -93,13 +93,7 @@ MIGRATIONS: list[tuple[str, str]] = [
                              seq INTEGER NOT NULL, item TEXT NOT NULL, due INTEGER NOT NULL, late INTEGER NOT NULL,
                              event TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY(obligation, reason));
         CREATE TABLE verdicts(obligation TEXT PRIMARY KEY, value TEXT NOT NULL, reason TEXT NOT NULL,
-                              author TEXT NOT NULL, at INTEGER NOT NULL);
-        CREATE TABLE routings(id TEXT NOT NULL, author TEXT NOT NULL, seq INTEGER NOT NULL, person TEXT NOT NULL,
-                              session TEXT NOT NULL, choice TEXT NOT NULL, message TEXT NOT NULL,
-                              candidates TEXT NOT NULL, context TEXT NOT NULL, at INTEGER NOT NULL,
-                              PRIMARY KEY(author, seq));
-        CREATE TABLE routing_outcomes(routing TEXT NOT NULL, outcome TEXT NOT NULL, author TEXT NOT NULL,
-                                      at INTEGER NOT NULL, PRIMARY KEY(routing, author, at))
+                              author TEXT NOT NULL, at INTEGER NOT NULL)
     """),
 ]
 
