@@ -56,6 +56,7 @@ def gitive_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "gitive-home"
     monkeypatch.setenv("GITIVE_HOME", str(home))
     monkeypatch.delenv("GITIVE_NOW_MS", raising=False)
+    monkeypatch.delenv("GITIVE_CLOCK_FILE", raising=False)
     return home
 
 

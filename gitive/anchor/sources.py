@@ -34,6 +34,9 @@ class Batch:
     events: list[dict[str, Any]] = field(default_factory=list)
     cursors: dict[str, Any] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    # event id -> the start of the interval it happened in, when only that is known (a ref moved between two
+    # fetches): an event from before this run started is late even if its estimated time is not
+    since: dict[str, int] = field(default_factory=dict)
 
     def add(self, source: str, found: list[dict[str, Any]]) -> None:
         self.events += found
@@ -80,6 +83,7 @@ def watched(repo: pygit2.Repository, remote: str, repository: str, st: sqlite3.C
         return
     found = [events.from_movement(m, remote, repository, _clamp(m.at, cursor["at"], now), i)
              for i, m in enumerate(watch.movements(repo, cursor["tips"], current))]
+    batch.since.update((e["event"]["id"], cursor["at"]) for e in found)
     batch.add("ref", found)
 
 

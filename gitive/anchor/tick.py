@@ -155,14 +155,14 @@ def _watch(anchor: Anchor, st: sqlite3.Connection, batch: sources.Batch, now: in
             report.problems[f"watcher {w.name}"] = run.problem
 
 
-def _late(anchor: Anchor, due: int, now: int) -> bool:
-    return due < anchor.started or now - due > LATE_AFTER_MS
+def _late(anchor: Anchor, due: int, now: int, since: int | None = None) -> bool:
+    return min(due, since if since is not None else due) < anchor.started or now - due > LATE_AFTER_MS
 
 
 def _fire(anchor: Anchor, gate: Gate, ob: dict[str, Any], reason: str, due: int, now: int,
-          event: dict[str, Any] | None, report: TickReport) -> None:
+          event: dict[str, Any] | None, report: TickReport, since: int | None = None) -> None:
     """Write the firing record, then offer its item: the record first, so a crash never fires twice."""
-    late = _late(anchor, due, now)
+    late = _late(anchor, due, now, since)
     item = item_for(ob, reason, due, now, late, event)
     record: dict[str, Any] = {"type": "firing", "obligation": ob["id"], "reason": reason, "item": item.id,
                               "due": due, "late": late}
@@ -252,7 +252,8 @@ def tick(anchor: Anchor, *, fetch: bool = True, gate: Gate | None = None) -> Tic
         for key, event in sorted(results.satisfied.items(), key=lambda kv: (kv[1]["ts"], kv[0])):
             ob = evaluator.obligations[key] if evaluator else None
             if ob is not None and (key, "condition") not in done:
-                _fire(anchor, gate, ob, "condition", event["ts"], now, _event_meta(event), report)
+                _fire(anchor, gate, ob, "condition", event["ts"], now, _event_meta(event), report,
+                      batch.since.get(event["event"]["id"]))
         _timed(anchor, index, gate, now, report, done)
         _verdicts(anchor, index, evaluator, results, now, report)
         for source, value in batch.cursors.items():

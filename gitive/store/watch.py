@@ -101,8 +101,10 @@ def _descends(repo: pygit2.Repository, new: str, old: str) -> bool:
 
 
 def commit_time(repo: pygit2.Repository, oid: str | None) -> int | None:
+    """When ``oid`` was committed, in ms: the end of its second (git keeps whole seconds), so a commit made in
+    the same second as a record stamped in ms does not look older than it."""
     try:
-        return int(repo[oid].commit_time) * 1000 if oid else None
+        return int(repo[oid].commit_time) * 1000 + 999 if oid else None
     except (KeyError, ValueError, AttributeError):
         return None
 
