@@ -133,7 +133,9 @@ def movements(repo: pygit2.Repository, before: dict[str, str], after: dict[str, 
 
     Branch X counts as merged into Y when Y moved and X's tip (its new tip, or its last tip if X was deleted
     in the same interval, as a host does after merging a pull request) is reachable from Y's new tip but was
-    not from Y's old one. A branch first seen in this interval is not taken as merged.
+    not from Y's old one. A branch first seen in this interval counts only when its tip came in through a merge
+    commit (not on Y's first-parent line): one created on a commit Y merely moved past was not merged.
+    Squash and rebase merges leave X's tip unreachable, so they are not seen as merges.
     """
     out: list[Movement] = []
     for name in sorted(set(before) | set(after)):
@@ -158,7 +160,7 @@ def movements(repo: pygit2.Repository, before: dict[str, str], after: dict[str, 
 
 def _merges(repo: pygit2.Repository, before: dict[str, str], after: dict[str, str]) -> list[Movement]:
     found = []
-    branches = {n for n in before if n.startswith("heads/")}
+    branches = {n for n in (*before, *after) if n.startswith("heads/")}
     for into in sorted(n for n in after if n.startswith("heads/")):
         old, new = before.get(into), after[into]
         if old is None or old == new:
@@ -168,6 +170,8 @@ def _merges(repo: pygit2.Repository, before: dict[str, str], after: dict[str, st
             if tip == old or _descends(repo, old, tip) or not _descends(repo, new, tip):
                 continue
             merge = merge_commit(repo, new, tip, old)
+            if name not in before and merge == tip:
+                continue
             found.append(Movement("merged", name.partition("/")[2], merge, into=into.partition("/")[2], tip=tip,
                                   at=commit_time(repo, merge)))
     return found
