@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import logging
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -36,6 +37,7 @@ _FUNCTIONS = {"has", "size", "int", "uint", "double", "string", "bytes", "bool",
               "getMonth", "getSeconds", "null_type", "list", "map"}
 
 logging.getLogger("celpy").setLevel(logging.CRITICAL)  # celpy logs every evaluation error it raises
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 2500))  # what celpy's Environment sets; set once, up front
 
 
 class ConditionError(InvalidRecord):

@@ -11,7 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitive.anchor import conditions, events
-from gitive.anchor.conditions import COST_LIMIT, ConditionError, Dispatch, analyse, compile_condition, evaluate
+from gitive.anchor.conditions import (
+    COST_LIMIT,
+    ConditionError,
+    Dispatch,
+    analyse,
+    compile_condition,
+    evaluate,
+)
 from gitive.anchor.evaluation import value_at
 from gitive.anchor.vocabulary import load
 
