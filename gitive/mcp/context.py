@@ -82,9 +82,9 @@ def context_for(repo: Path | str | None, session: str) -> dict[str, Any]:
     now = now_ms()
     try:
         view = team_view(repo)
-        row = _find_session(view.rows, session)
+        row = _find_session(view.directory, session)
         directory_problem = None if row else f"no session {session!r} is known here (list_team shows sessions)"
-        rows = view.rows
+        rows = view.directory
     except GitiveError as exc:
         row, rows, directory_problem = None, [], str(exc)
     files = _files_of(row) if row else []

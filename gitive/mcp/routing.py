@@ -58,6 +58,18 @@ def remember(query: str, files: list[str], people: list[dict[str, Any]]) -> str:
     return ident
 
 
+def pending(routing: str) -> dict[str, Any]:
+    """The who_knows answer ``routing`` names.
+
+    Raises:
+        GitiveError: the id is unknown here (older than a day, or from another machine).
+    """
+    found = _load().get(routing)
+    if not isinstance(found, dict) or now_ms() - int(found.get("at", 0)) >= KEEP_MS:
+        raise GitiveError(f"routing {routing[:12]!r} is not a who_knows answer from this machine in the last day")
+    return found
+
+
 def record_choice(repo: Path | str | None, routing: str, message: str, choice: str, session: str) -> dict[str, Any]:
     """Write the routing record for a message sent on a who_knows answer.
 
@@ -68,11 +80,9 @@ def record_choice(repo: Path | str | None, routing: str, message: str, choice: s
     from gitive.store import logs
     from gitive.team.hive import open_hive
 
-    pending = _load().get(routing)
-    if not isinstance(pending, dict):
-        raise GitiveError(f"routing {routing[:12]!r} is not a who_knows answer from this machine in the last day")
-    record = {"type": "routing", "id": routing, "session": session, "context": pending["context"],
-              "candidates": pending["candidates"], "choice": choice, "message": message}
+    pending_ = pending(routing)
+    record = {"type": "routing", "id": routing, "session": session, "context": pending_["context"],
+              "candidates": pending_["candidates"], "choice": choice, "message": message}
     hive = open_hive(repo)
     logs.append(hive.store, hive.key, hive.team_id, "team", TEAM_SCOPE, record)
     return record

@@ -165,6 +165,8 @@ def build(repo: Path | str | None = None) -> MCPServer:
         """Send a message to one teammate's agent session; it sees it at its next tool call or when its turn
         ends (a machine that is offline gets it when it comes back)."""
         def send() -> dict[str, Any]:
+            if routing:
+                routes.pending(routing)  # an unknown routing id is refused before anything is sent
             sent = mail.send_message(repo, to=to, text=text, session=session, reply_to=reply_to)
             if routing:
                 routes.record_choice(repo, routing, sent["id"], ", ".join(sent["recipients"]), sent["from"])
