@@ -48,6 +48,11 @@ def fingerprint(conn: sqlite3.Connection) -> str:
     return hashlib.blake2b(repr((tuple(newest), members, quarantine)).encode(), digest_size=16).hexdigest()
 
 
+def current_fingerprint(conn: sqlite3.Connection) -> str:
+    """The fingerprint the tables were last rebuilt at (what :func:`refresh` just checked), without recomputing it."""
+    return db.meta_get(conn, _META) or fingerprint(conn)
+
+
 def refresh(conn: sqlite3.Connection, *, force: bool = False) -> bool:
     """Bring the obligation tables up to date; true if they were rebuilt. Cheap when nothing changed."""
     mark = fingerprint(conn)

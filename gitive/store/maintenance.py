@@ -57,6 +57,11 @@ def pack(repo: pygit2.Repository, force: bool = False) -> Health:
     return health(repo)
 
 
+def pack_refs(repo: pygit2.Repository) -> None:
+    """``git pack-refs --all``: loose refs into ``packed-refs`` (what ``git gc`` does with them)."""
+    git.run(["pack-refs", "--all"], cwd=repo.path)
+
+
 def prune(repo: pygit2.Repository) -> str:
     """Drop unreachable objects now (e.g. bodies of retracted lessons) after expiring hive refs' reflogs.
 
