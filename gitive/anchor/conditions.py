@@ -367,22 +367,26 @@ def evaluate(compiled: Compiled, cel_event: Any, longest: int) -> Outcome:
 
 
 class Dispatch:
-    """Conditions indexed by the actions they can match and one literal equality each, for cheap events."""
+    """Conditions indexed by the actions they can match and one literal equality each, for cheap events.
+
+    ``action -> path -> value -> keys``: an event looks up each indexed path's value once, so its cost grows with
+    the conditions that could match it, not with the number of distinct values conditions wait for.
+    """
 
     def __init__(self) -> None:
-        self._exact: dict[str, dict[tuple[str, Any] | None, list[str]]] = {}
+        self._exact: dict[str, dict[str | None, dict[Any, list[str]]]] = {}
         self._prefix: list[tuple[str, str]] = []
         self._any: list[str] = []
         self._needs: dict[str, dict[str, Any]] = {}
 
     def add(self, key: str, analysis: Analysis) -> None:
-        eq = next(iter(analysis.equalities.items()), None)
+        path, value = next(iter(analysis.equalities.items()), (None, None))
         self._needs[key] = analysis.equalities
         if analysis.keys.any:
             self._any.append(key)
             return
         for action in analysis.keys.exact or ():
-            self._exact.setdefault(action, {}).setdefault(eq, []).append(key)
+            self._exact.setdefault(action, {}).setdefault(path, {}).setdefault(_hashable(value), []).append(key)
         self._prefix += [(prefix, key) for prefix in analysis.keys.prefixes]
 
     def __len__(self) -> int:
@@ -391,10 +395,17 @@ class Dispatch:
     def candidates(self, action: str, value_of: Any) -> list[str]:
         """Keys whose action set admits ``action`` and whose equalities the event meets (``value_of(path)``)."""
         found: list[str] = []
-        for eq, keys in self._exact.get(action, {}).items():
-            if eq is None or value_of(eq[0]) == eq[1]:
-                found += keys
+        for path, by_value in self._exact.get(action, {}).items():
+            if path is None:
+                found += by_value[None]
+            else:
+                found += by_value.get(_hashable(value_of(path)), ())
         found += [key for prefix, key in self._prefix if action.startswith(prefix)]
         found += self._any
         return [k for k in dict.fromkeys(found)
                 if all(value_of(p) == v for p, v in self._needs[k].items())]
+
+
+def _hashable(value: Any) -> Any:
+    """Event values may be lists or maps: those never equal a literal, so they index as nothing."""
+    return value if isinstance(value, str | int | bool) or value is None else ("unhashable", id(value))

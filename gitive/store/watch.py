@@ -158,6 +158,24 @@ def movements(repo: pygit2.Repository, before: dict[str, str], after: dict[str, 
     return out
 
 
+def _linear_span(repo: pygit2.Repository, new: str, old: str) -> set[str] | None:
+    """The commits ``new`` adds over ``old`` when they are a plain line of single-parent commits (the usual push);
+    None when a merge commit is among them, or ``old`` is not met within :data:`MAX_WALK` steps."""
+    span, oid = set(), new
+    for _ in range(MAX_WALK):
+        if oid == old:
+            return span
+        try:
+            parents = repo[oid].parent_ids
+        except (KeyError, ValueError):
+            return None
+        if len(parents) != 1:
+            return None
+        span.add(oid)
+        oid = str(parents[0])
+    return None
+
+
 def _merges(repo: pygit2.Repository, before: dict[str, str], after: dict[str, str]) -> list[Movement]:
     found = []
     branches = {n for n in (*before, *after) if n.startswith("heads/")}
@@ -165,8 +183,12 @@ def _merges(repo: pygit2.Repository, before: dict[str, str], after: dict[str, st
         old, new = before.get(into), after[into]
         if old is None or old == new:
             continue
+        # After a plain line of commits, only a tip on that line can have become reachable: no graph queries.
+        span = _linear_span(repo, new, old)
         for name in sorted(branches - {into}):
             tip = after.get(name) or before[name]
+            if span is not None and tip not in span:
+                continue
             if tip == old or _descends(repo, old, tip) or not _descends(repo, new, tip):
                 continue
             merge = merge_commit(repo, new, tip, old)
