@@ -71,11 +71,11 @@ def _clamp(at: int | None, low: int, high: int) -> int:
 
 
 def watched(repo: pygit2.Repository, remote: str, repository: str, st: sqlite3.Connection, batch: Batch,
-            now: int) -> None:
+            now: int, snapshot: dict[str, str] | None = None) -> None:
     """Ref movements of one watched remote since the last tick (baseline on first sight)."""
     key = f"ref:{remote}"
     cursor = state.get(st, key)
-    current = watch.tips(repo, remote)
+    current = watch.tips(repo, remote, snapshot)
     if cursor is not None and cursor["tips"] == current:
         return
     batch.cursors[key] = {"tips": current, "at": now}
@@ -97,11 +97,13 @@ def _snapshot(repo: pygit2.Repository, team_id: str, machine: str, tip: str) -> 
     return snap if isinstance(snap, dict) and snap.get("machine") == machine else None
 
 
-def _presence_refs(stores: list[pygit2.Repository]) -> dict[str, tuple[pygit2.Repository, str]]:
+def _presence_refs(stores: list[pygit2.Repository], snapshots: dict[str, dict[str, str]]
+                   ) -> dict[str, tuple[pygit2.Repository, str]]:
     """machine -> (store, tip) of the newest presence snapshot any store holds for it."""
     found: dict[str, list[tuple[pygit2.Repository, str]]] = {}
     for repo in stores:
-        for name, tip in refs.tips(repo, "refs/hive").items():
+        listed = snapshots.get(repo.path)
+        for name, tip in (listed if listed is not None else refs.tips(repo, "refs/hive")).items():
             if name.startswith(PRESENCE_REF_PREFIX) or (name.startswith(REMOTES_REF_PREFIX) and "/presence/" in name):
                 copies = found.setdefault(name.rsplit("/", 1)[-1], [])
                 if all(t != tip for _, t in copies):
@@ -121,10 +123,11 @@ def _live(sessions: Any, now: int) -> dict[str, dict[str, Any]]:
 
 
 def presence(stores: list[pygit2.Repository], team_id: str, members: dict[str, tuple[str, bool]],
-             st: sqlite3.Connection, batch: Batch, now: int) -> None:
+             st: sqlite3.Connection, batch: Batch, now: int, snapshots: dict[str, dict[str, str]] | None = None
+             ) -> None:
     """session.started / ended / idle from members' presence snapshots (and sessions going stale)."""
     seen = state.get_prefix(st, "presence:")
-    for machine, (repo, tip) in sorted(_presence_refs(stores).items()):
+    for machine, (repo, tip) in sorted(_presence_refs(stores, snapshots or {}).items()):
         person, active = members.get(machine, ("", False))
         cursor = seen.get(machine)
         if not active:

@@ -37,7 +37,7 @@ from gitive.core.records import TEAM_SCOPE
 from gitive.errors import RemoteError
 from gitive.index import obligations as table
 from gitive.index.refresh import fresh_index
-from gitive.store import logs, maintenance, sync, watch
+from gitive.store import logs, maintenance, refs, sync, watch
 from gitive.store import repo as repos
 from gitive.team.hive import Hive
 
@@ -77,6 +77,9 @@ class Anchor:
     _reconciled: bool = False
     _unpushed: bool = True  # this machine's refs may be ahead of the remote: push at the next tick
     _packed: bool = False
+    # Every ref's tip in each shared store as the last fetch left it (by repository path): the sources read it,
+    # and the next fetch compares with it, so a tick lists the refs once (ingest lists them once more).
+    _snapshots: dict[str, dict[str, str]] = field(default_factory=dict)
     _kept: list[sqlite3.Connection] = field(default_factory=list)
 
     def keep_open(self) -> None:
@@ -118,12 +121,14 @@ class Anchor:
 
 def _fetch(anchor: Anchor, report: TickReport) -> list[tuple[pygit2.Repository, str]]:
     hive, reached = anchor.hive, []
+    anchor._snapshots = {path: snap for path, snap in anchor._snapshots.items() if path == hive.project.path}
     for repo, remote, _ in anchor.watching():
         try:
-            watch.fetch_all(repo, remote)
+            anchor._snapshots[repo.path] = watch.fetch_all(repo, remote, known=anchor._snapshots.get(repo.path))
             reached.append((repo, remote))
             report.fetched.append(remote)
         except RemoteError as exc:
+            anchor._snapshots.pop(repo.path, None)  # a failed fetch may have moved some refs: list them again
             report.unreachable[remote] = str(exc)
     if hive.separate_store:
         for remote in hive.sync_remotes(hive.store) or repos.remotes(hive.store):
@@ -139,10 +144,13 @@ def _collect(anchor: Anchor, index: sqlite3.Connection, st: sqlite3.Connection, 
              report: TickReport) -> sources.Batch:
     batch = sources.Batch()
     sources.logs(index, st, batch)
+    for repo in anchor.hive.shared_stores():
+        if repo.path not in anchor._snapshots:  # not fetched this tick (or its fetch failed): list its refs now
+            anchor._snapshots[repo.path] = refs.tips(repo, "refs/")
     for repo, remote, label in anchor.watching():
-        sources.watched(repo, remote, label, st, batch, now)
+        sources.watched(repo, remote, label, st, batch, now, anchor._snapshots[repo.path])
     members = {m: (p, bool(a)) for m, p, a in index.execute("SELECT machine, person, active FROM members")}
-    sources.presence(anchor.hive.shared_stores(), anchor.hive.team_id, members, st, batch, now)
+    sources.presence(anchor.hive.shared_stores(), anchor.hive.team_id, members, st, batch, now, anchor._snapshots)
     last = state.get(st, "clock")
     if last is not None and now > last:
         passing = table.open_obligations(index, "AND ((deadline > ? AND deadline <= ?) OR (expires > ? AND "
@@ -247,6 +255,8 @@ def tick(anchor: Anchor, *, fetch: bool = True, gate: Gate | None = None) -> Tic
     clock = time.monotonic()
     now = now_ms()
     report = TickReport(at=now)
+    if not fetch:
+        anchor._snapshots = {}
     reached = _fetch(anchor, report) if fetch else []
     with fresh_index(anchor.hive) as (index, ingested), state.connect(anchor.state_path) as st:
         gate = gate if gate is not None else Queue(st)

@@ -33,12 +33,14 @@ def refspecs(remote: str) -> list[str]:
     return [fetch_refspec(remote), f"+refs/heads/*:{prefix}heads/*", f"+refs/tags/*:{prefix}tags/*"]
 
 
-def fetch_all(repo: pygit2.Repository, remote: str, timeout: float = 300) -> None:
-    """Fetch ``remote``'s hive refs, branches and tags in one command.
+def fetch_all(repo: pygit2.Repository, remote: str, timeout: float = 300, known: dict[str, str] | None = None
+              ) -> dict[str, str]:
+    """Fetch ``remote``'s hive refs, branches and tags in one command; return every ref's tip afterwards.
 
     git prunes per command, not per refspec: a hive ref the remote dropped would be pruned too, where a plain
     hive fetch keeps its last copy (the reader keeps what it verified, and reports the rollback). Such a ref is
-    put back at the tip it had, so the hive side behaves exactly as :func:`gitive.store.sync.fetch`.
+    put back at the tip it had, so the hive side behaves exactly as :func:`gitive.store.sync.fetch`. ``known``
+    is what this function returned last time, when nothing else fetched since: it saves listing the refs first.
 
     Raises:
         RemoteError: the remote does not exist or cannot be reached.
@@ -47,23 +49,29 @@ def fetch_all(repo: pygit2.Repository, remote: str, timeout: float = 300) -> Non
     if url is None:
         raise RemoteError(f"no remote named {remote!r}; see `git remote -v`")
     hive = f"{REMOTES_REF_PREFIX}{remote}/"
-    before = refs.tips(repo, hive)
+    before = {n: t for n, t in (known if known is not None else refs.tips(repo, hive)).items() if n.startswith(hive)}
     try:
         git.run(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--prune", remote, *refspecs(remote)],
                 cwd=repo.path, timeout=timeout)
     except GitCommandError as exc:
         raise _reach_error(remote, url, exc) from None
-    after = refs.tips(repo, hive)
+    after = refs.tips(repo, "refs/")
     for name, tip in before.items():
         if name not in after and tip in repo:
             refs.force_set(repo, name, tip, "gitive: keep the last fetched copy")
+            after[name] = tip
+    return after
 
 
-def tips(repo: pygit2.Repository, remote: str) -> dict[str, str]:
-    """``heads/<branch>`` and ``tags/<tag>`` -> the commit id, as last fetched from ``remote``."""
+def tips(repo: pygit2.Repository, remote: str, snapshot: dict[str, str] | None = None) -> dict[str, str]:
+    """``heads/<branch>`` and ``tags/<tag>`` -> the commit id, as last fetched from ``remote`` (read from
+    ``snapshot``, every ref's tip, when the caller has one)."""
     prefix = watch_prefix(remote)
+    found = snapshot if snapshot is not None else refs.tips(repo, prefix)
     out = {}
-    for name, oid in refs.tips(repo, prefix).items():
+    for name, oid in found.items():
+        if not name.startswith(prefix):
+            continue
         rest = name[len(prefix):]
         if rest.startswith("tags/"):
             oid = _peel(repo, oid)
