@@ -125,8 +125,13 @@ def _live(sessions: Any, now: int) -> dict[str, dict[str, Any]]:
 def presence(stores: list[pygit2.Repository], team_id: str, members: dict[str, tuple[str, bool]],
              st: sqlite3.Connection, batch: Batch, now: int, snapshots: dict[str, dict[str, str]] | None = None
              ) -> None:
-    """session.started / ended / idle from members' presence snapshots (and sessions going stale)."""
+    """session.started / ended / idle from members' presence snapshots (and sessions going stale).
+
+    The first scan is the baseline; after it, a machine publishing presence for the first time is news.
+    """
     seen = state.get_prefix(st, "presence:")
+    first = state.get(st, "presence-baseline") is None
+    batch.cursors["presence-baseline"] = True
     for machine, (repo, tip) in sorted(_presence_refs(stores, snapshots or {}).items()):
         person, active = members.get(machine, ("", False))
         cursor = seen.get(machine)
@@ -145,7 +150,7 @@ def presence(stores: list[pygit2.Repository], team_id: str, members: dict[str, t
         if cursor is not None and fresh == sessions:
             continue
         batch.cursors[f"presence:{machine}"] = {"tip": tip, "sessions": fresh}
-        if cursor is None:
+        if first:
             continue
         batch.add("presence", _session_events(machine, person, sessions, fresh, now))
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import time
+
+import pytest
+
 from testing.anchor import MERGED, AnchoredTeam, Ticker, firing_entries, merge, owe, owed, push_branch
 
 
@@ -81,3 +85,24 @@ def test_obligations_written_while_the_anchor_is_down_are_evaluated_on_replay(te
     report = Ticker(team.anchor)()
     assert [f["obligation"] for f in report.fired] == [record["id"]]
     assert report.fired[0]["late"]
+
+
+def test_presence_changes_are_events_session_started_and_ended(team: AnchoredTeam,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from testing import live
+
+    started = owe(team.bob, 'e.event.action == "session.started" && e.session.person == "alice"', "say hello")
+    ended = owe(team.bob, 'e.event.action == "session.ended" && e.session.address == "alice/alice-claude"',
+                "pick up where alice left off")
+    tick = Ticker(team.anchor)
+    tick()
+    live.hook(team.alice, "session-start", live.session_start(team.alice, "a-1"))
+    live.publish_and_sync(team.alice)
+    report = tick()
+    assert report.events.get("presence") == 1
+    assert [f["obligation"] for f in report.fired] == [started["id"]]
+    # Alice's machine goes quiet: 31 minutes later her session counts as ended, snapshot or no snapshot.
+    monkeypatch.setenv("GITIVE_NOW_MS", str(int(time.time() * 1000) + 31 * 60_000))
+    report = tick()
+    assert [f["obligation"] for f in report.fired] == [ended["id"]]
+    assert report.fired[0]["event"]["action"] == "session.ended"
