@@ -241,7 +241,7 @@ def evaluation(anchor: dict[str, Path], n: int, machines: int) -> dict[str, floa
     for event in batch:
         event["ts"] = max(event["ts"], max(o["created"] for o in obs))
     seconds, results = c.timed(lambda: evaluator.run(batch, set()))
-    sample = batch[: max(20, n // 100)]
+    sample = batch[: max(20, n // 500)]
     compiled = [conditions.compile_condition(o["condition"]) for o in obs]
 
     def naive() -> int:

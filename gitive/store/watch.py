@@ -9,6 +9,7 @@ which :func:`movements` finds by comparing two snapshots of the watched tips.
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 import pygit2
@@ -142,7 +143,9 @@ def movements(repo: pygit2.Repository, before: dict[str, str], after: dict[str, 
     Branch X counts as merged into Y when Y moved and X's tip (its new tip, or its last tip if X was deleted
     in the same interval, as a host does after merging a pull request) is reachable from Y's new tip but was
     not from Y's old one. A branch first seen in this interval counts only when its tip came in through a merge
-    commit (not on Y's first-parent line): one created on a commit Y merely moved past was not merged.
+    commit (not on Y's first-parent line): one created on a commit Y merely moved past was not merged. A branch
+    never seen at all (pushed, merged and deleted between two fetches) is found from the merge commit's message
+    when it reads as git's, GitHub's or GitLab's ("Merge branch 'x'", "Merge pull request #7 from o/x").
     Squash and rebase merges leave X's tip unreachable, so they are not seen as merges.
     """
     out: list[Movement] = []
@@ -184,6 +187,46 @@ def _linear_span(repo: pygit2.Repository, new: str, old: str) -> set[str] | None
     return None
 
 
+# How git, GitHub and GitLab name the branch a merge commit merged, for a branch that came and went between two
+# fetches (pushed, merged and deleted on a host while nobody was looking).
+_MERGE_MESSAGES = (
+    re.compile(r"^Merge (?:remote-tracking )?branch '(?:origin/)?([^']+)'"),
+    re.compile(r"^Merge pull request #\d+ from [^/\s]+/(\S+)"),
+    re.compile(r"^Merge branch \"([^\"]+)\""),
+)
+
+
+def _merged_name(message: str) -> str | None:
+    first = message.split("\n", 1)[0].strip()
+    for pattern in _MERGE_MESSAGES:
+        found = pattern.match(first)
+        if found:
+            return found.group(1)
+    return None
+
+
+def _unseen_merges(repo: pygit2.Repository, into: str, old: str, new: str, known: set[str]) -> list[Movement]:
+    """Merge commits on ``into``'s first-parent line since ``old`` whose merged tip no known branch accounts for;
+    the branch is named from the merge commit's message (git's, GitHub's or GitLab's wording)."""
+    found, oid = [], new
+    for _ in range(MAX_WALK):
+        if oid == old:
+            break
+        try:
+            commit = repo[oid]
+        except (KeyError, ValueError):
+            break
+        parents = [str(p) for p in commit.parent_ids]
+        if not parents:
+            break
+        name = _merged_name(commit.message) if len(parents) > 1 else None
+        for tip in parents[1:]:
+            if name and name != into and tip not in known and not _descends(repo, old, tip):
+                found.append(Movement("merged", name, oid, into=into, tip=tip, at=commit_time(repo, oid)))
+        oid = parents[0]
+    return found
+
+
 def _merges(repo: pygit2.Repository, before: dict[str, str], after: dict[str, str]) -> list[Movement]:
     found = []
     branches = {n for n in (*before, *after) if n.startswith("heads/")}
@@ -204,4 +247,8 @@ def _merges(repo: pygit2.Repository, before: dict[str, str], after: dict[str, st
                 continue
             found.append(Movement("merged", name.partition("/")[2], merge, into=into.partition("/")[2], tip=tip,
                                   at=commit_time(repo, merge)))
+        if span is None and _descends(repo, new, old):  # merge commits came in: some may merge unseen branches
+            known = {m.tip for m in found if m.into == into.partition("/")[2] and m.tip} | {
+                after.get(n) or before[n] for n in branches}
+            found += _unseen_merges(repo, into.partition("/")[2], old, new, known)
     return found

@@ -150,3 +150,29 @@ def test_exactly_the_branches_merged_with_a_merge_commit_are_reported(tmp_path_f
     repo, after = _snapshot(anchor)
     merged = {m.name for m in watch.movements(repo, before, after) if m.action == "merged"}
     assert merged == {f"b{i}" for i, what in enumerate(plan) if what == "merge"}
+
+
+def test_a_branch_pushed_merged_and_deleted_between_two_fetches_is_named_from_its_merge(
+        hosted: tuple[Path, Path]) -> None:
+    dev, anchor = hosted
+    fixtures.commit_file(dev, "base.txt", "b\n")
+    _git(dev, "push", "-q", "origin", "main")
+    _, before = _snapshot(anchor)
+    _git(dev, "checkout", "-q", "-b", "auth-rotation")
+    tip = fixtures.commit_file(dev, "auth.py", "x\n")
+    _git(dev, "checkout", "-q", "main")
+    fixtures.commit_file(dev, "main.txt", "m\n")
+    _git(dev, "merge", "-q", "--no-ff", "-m", "Merge pull request #12 from acme/auth-rotation", "auth-rotation")
+    _git(dev, "push", "-q", "origin", "main")  # the branch itself never reached the remote
+    repo, after = _snapshot(anchor)
+    merged = [m for m in watch.movements(repo, before, after) if m.action == "merged"]
+    assert [(m.name, m.into, m.tip, m.commit) for m in merged] == [
+        ("auth-rotation", "main", tip, _git(dev, "rev-parse", "HEAD").strip())]
+
+
+def test_merge_messages_name_the_branch() -> None:
+    assert watch._merged_name("Merge branch 'auth-rotation'") == "auth-rotation"
+    assert watch._merged_name("Merge branch 'feature/x' into 'main'") == "feature/x"
+    assert watch._merged_name("Merge remote-tracking branch 'origin/fix-1'\n\nbody") == "fix-1"
+    assert watch._merged_name("Merge pull request #7 from acme/fix-2") == "fix-2"
+    assert watch._merged_name("fix the thing") is None
