@@ -8,15 +8,13 @@ copied for each test (:func:`testing.live.copy_team`). Ticks run in this process
 from __future__ import annotations
 
 import contextlib
-import os
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from testing import fixtures, live
-from testing.machines import Fleet, Machine
+from testing.machines import Fleet, Machine, _environ
 
 MERGED = 'e.event.action == "vcs.merged" && e.vcs.branch == "{branch}"'
 PEOPLE = ("alice", "bob", "anchor")
@@ -53,20 +51,10 @@ def copy(template: Path, base: Path) -> AnchoredTeam:
     return AnchoredTeam(base, alice, bob, anchor)
 
 
-@contextlib.contextmanager
-def dated_now() -> Iterator[None]:
+def dated_now() -> contextlib.AbstractContextManager[None]:
     """Commits made inside get the real time (the hermetic environment pins 2024-01-01)."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
-    saved = {k: os.environ.get(k) for k in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")}
-    os.environ.update({k: stamp for k in saved})
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    return _environ({"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp})
 
 
 def push_branch(machine: Machine, branch: str, path: str = "auth.py") -> str:
