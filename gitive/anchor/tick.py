@@ -25,6 +25,7 @@ import sqlite3
 import time
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 import pygit2
 
@@ -89,7 +90,7 @@ class Anchor:
             return
         for path in (self.hive.index_path, self.state_path):
             if path.exists():
-                conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+                conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
                 conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # opens the log and shared memory
                 self._kept.append(conn)
 
