@@ -103,7 +103,7 @@ def _projection(conn: Any) -> dict[str, Any]:
     return {"obligations": {r[0]: (bool(r[1]), r[2], r[3]) for r in rows}, "fired": table.fired(conn)}
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(plans)
 def test_hostile_obligation_records_follow_the_rules_and_equal_a_rebuild(anchored_template: Path, plan: list[dict[str, Any]]
                                                                           ) -> None:

@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
 from gitive.store import refs
+from testing import anchor as anchoring
 from testing.anchor import MERGED, AnchoredTeam, owe, owed
 from testing.machines import Fleet, one_line_error
 
 AGENT = {"GITIVE_AGENT": "1"}
+
+
+@pytest.fixture(scope="module")
+def refusing(anchored_template: Path) -> Iterator[AnchoredTeam]:
+    """One team for the tests that only check refusals: each asserts it wrote nothing, so they can share it."""
+    base = Path(tempfile.mkdtemp(prefix="gvr-", dir="/tmp"))
+    try:
+        yield anchoring.copy(anchored_template, base)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def _team_tip(team: AnchoredTeam) -> str | None:
@@ -21,8 +37,9 @@ def _team_tip(team: AnchoredTeam) -> str | None:
     ("e.vcs.files.exists(a, e.vcs.files.exists(b, e.vcs.files.exists(c, a == b)))", ("over the 5,000,000",)),
     ('e.event.action == "merge"', ("vocabulary does not have",)),
 ])
-def test_a_condition_that_cannot_work_is_refused_and_nothing_is_written(team: AnchoredTeam, condition: str,
+def test_a_condition_that_cannot_work_is_refused_and_nothing_is_written(refusing: AnchoredTeam, condition: str,
                                                                         words: tuple[str, ...]) -> None:
+    team = refusing
     before = _team_tip(team)
     one_line_error(team.bob.run("owe", "--when", condition, "--do", "x"), *words)
     assert _team_tip(team) == before
@@ -38,8 +55,9 @@ def test_a_condition_that_cannot_work_is_refused_and_nothing_is_written(team: An
     (("--deadline", "next week"), ("not a date",)),
     (("--file", "../etc/passwd"), ("not a path inside the repository",)),
 ])
-def test_bad_input_is_one_line_and_writes_nothing(team: AnchoredTeam, args: tuple[str, ...],
+def test_bad_input_is_one_line_and_writes_nothing(refusing: AnchoredTeam, args: tuple[str, ...],
                                                   words: tuple[str, ...]) -> None:
+    team = refusing
     before = _team_tip(team)
     result = team.bob.run("owe", "--when", MERGED.format(branch="x"), "--do", "x", *args)
     assert result.code in (1, 2), str(result)
@@ -47,8 +65,8 @@ def test_bad_input_is_one_line_and_writes_nothing(team: AnchoredTeam, args: tupl
     assert "Traceback" not in result.err and _team_tip(team) == before
 
 
-def test_an_action_over_500_characters_is_refused(team: AnchoredTeam) -> None:
-    one_line_error(team.bob.run("owe", "--when", MERGED.format(branch="x"), "--do", "a" * 501), "over the 500 limit")
+def test_an_action_over_500_characters_is_refused(refusing: AnchoredTeam) -> None:
+    one_line_error(refusing.bob.run("owe", "--when", MERGED.format(branch="x"), "--do", "a" * 501), "over the 500 limit")
 
 
 def test_a_person_records_what_someone_else_owes_and_anyone_sees_it(team: AnchoredTeam) -> None:
