@@ -39,6 +39,7 @@ def _register() -> None:
         daemon,
         doctor,
         index,
+        learn,
         lessons,
         live,
         log,
@@ -47,8 +48,10 @@ def _register() -> None:
         retract,
         review,
         server,
+        skills,
         sync,
         team,
+        ui,
     )
     from gitive.cli import install as install_cli
     from gitive.cli import mcp as mcp_cli
@@ -68,6 +71,9 @@ def _register() -> None:
     app.add_typer(project.app, name="project")
     app.add_typer(index.app, name="index")
     app.add_typer(server.app, name="server")
+    app.command("ui")(ui.ui)
+    learn.register(app)
+    app.add_typer(skills.app, name="skills")
     owe.register(app)
     app.add_typer(anchor_cli.app, name="anchor")
     app.add_typer(routing_cli.app, name="routing")

@@ -12,7 +12,7 @@ import pygit2
 
 from gitive.constants import BODIES_REF_PREFIX, REMOTES_REF_PREFIX
 from gitive.core import canonical
-from gitive.core.lessons import MAX_TEXT, body_hash
+from gitive.core.lessons import MAX_SYMPTOM, MAX_SYMPTOMS, MAX_TEXT, body_hash
 from gitive.errors import InvalidRecord
 from gitive.store import bodies, refs
 
@@ -37,11 +37,20 @@ def parse_body(data: bytes) -> dict[str, Any]:
         InvalidRecord: not a lesson body.
     """
     value = canonical.loads_canonical(data)
-    if (not isinstance(value, dict) or value.keys() != {"text", "applicability", "quote"}
+    if (not isinstance(value, dict) or not {"text", "applicability", "quote"} <= value.keys() <= _BODY_KEYS
             or not isinstance(value["text"], str) or not isinstance(value["applicability"], str)
-            or len(value["text"]) > MAX_TEXT or not (value["quote"] is None or isinstance(value["quote"], dict))):
+            or len(value["text"]) > MAX_TEXT or not (value["quote"] is None or isinstance(value["quote"], dict))
+            or not _symptoms_ok(value.get("symptoms", []))):
         raise InvalidRecord("not a lesson body")
     return value
+
+
+_BODY_KEYS = {"text", "applicability", "quote", "symptoms"}  # symptoms: body format 2, optional
+
+
+def _symptoms_ok(symptoms: Any) -> bool:
+    return (isinstance(symptoms, list) and len(symptoms) <= MAX_SYMPTOMS
+            and all(isinstance(s, str) and 0 < len(s) <= MAX_SYMPTOM for s in symptoms))
 
 
 def wanted_bodies(conn: sqlite3.Connection) -> dict[str, str]:
@@ -72,9 +81,11 @@ def attach_bodies(conn: sqlite3.Connection, stores: list[pygit2.Repository]) -> 
             continue
         if body_hash(lesson, value) != hash_:
             continue  # a body that does not match its signed hash is ignored
-        conn.execute("INSERT OR IGNORE INTO lesson_bodies VALUES (?,?,?,?,?)",
+        conn.execute("INSERT OR IGNORE INTO lesson_bodies(body_hash, lesson, text, applicability, quote, symptoms) "
+                     "VALUES (?,?,?,?,?,?)",
                      (hash_, lesson, value["text"], value["applicability"],
-                      json.dumps(value["quote"]) if value["quote"] else None))
+                      json.dumps(value["quote"]) if value["quote"] else None,
+                      json.dumps(value["symptoms"]) if value.get("symptoms") else None))
         changed.add(lesson)
     return changed
 

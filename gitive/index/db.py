@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from gitive.core.clock import now_ms
 
 # Each step runs once, in order, and is recorded; later issues append steps, never edit old ones.
-MIGRATIONS: list[tuple[str, str]] = [
+MIGRATIONS: list[tuple[str, str | Callable[[sqlite3.Connection], None]]] = [
     ("0001-entries", """
         CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE cursors(store TEXT NOT NULL, ref TEXT NOT NULL, tip TEXT NOT NULL, seq INTEGER NOT NULL,
@@ -76,8 +78,11 @@ MIGRATIONS: list[tuple[str, str]] = [
                                  applicability TEXT NOT NULL);
         INSERT INTO lesson_text SELECT c0, id, c1, c2 FROM lesson_fts_content
     """),
+    # Cited files as indexed tables (search and the hook look them up instead of scanning every lesson),
+    # lesson symptoms, and a search index that stores the text once (issues 9 and 13).
+    ("0005-lesson-files", lambda conn: _lesson_search(conn)),
     # Obligations and the anchor's firings and verdicts (gitive/index/obligations.py).
-    ("0005-obligations", """
+    ("0006-obligations", """
         CREATE TABLE obligations(id TEXT PRIMARY KEY, author TEXT NOT NULL, person TEXT NOT NULL,
                                  log TEXT NOT NULL, seq INTEGER NOT NULL, at INTEGER NOT NULL, owner TEXT NOT NULL,
                                  to_ TEXT, condition TEXT NOT NULL, action TEXT NOT NULL, deadline INTEGER,
@@ -98,7 +103,40 @@ MIGRATIONS: list[tuple[str, str]] = [
 ]
 
 
-def _migrate(conn: sqlite3.Connection, steps: list[tuple[str, str]]) -> None:
+_LESSON_SEARCH = (
+    """CREATE TABLE paths(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, dir TEXT NOT NULL, name TEXT NOT NULL,
+                          lessons INTEGER NOT NULL)""",
+    "CREATE INDEX paths_dir ON paths(dir)",
+    "CREATE INDEX paths_name ON paths(name)",
+    """CREATE TABLE lesson_files(path INTEGER NOT NULL, lesson INTEGER NOT NULL, via INTEGER NOT NULL,
+                                 PRIMARY KEY(path, lesson)) WITHOUT ROWID""",
+    "CREATE INDEX lesson_files_lesson ON lesson_files(lesson)",
+    "CREATE INDEX lessons_scope_at ON lessons(scope_kind, scope_value, at)",
+    "CREATE INDEX lessons_kind_at ON lessons(scope_kind, at)",
+    "ALTER TABLE lesson_bodies ADD COLUMN symptoms TEXT",
+    "DROP TABLE lesson_text",
+    "DROP TABLE lesson_fts",
+    """CREATE VIRTUAL TABLE lesson_fts USING fts5(text, applicability, tags, symptoms, paths,
+                                                 tokenize = 'porter unicode61')""",
+    # Rowids only grow (AUTOINCREMENT), so "rows past N" is exactly what was indexed since N.
+    """CREATE TABLE lesson_text(fts_rowid INTEGER PRIMARY KEY AUTOINCREMENT, lesson TEXT NOT NULL UNIQUE,
+                                body_hash TEXT NOT NULL, digest TEXT NOT NULL)""",
+    """CREATE TABLE lesson_vectors(fts_rowid INTEGER NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL,
+                                   PRIMARY KEY(fts_rowid, model)) WITHOUT ROWID""",
+)
+
+
+def _lesson_search(conn: sqlite3.Connection) -> None:
+    from gitive.index import lesson_files, lesson_text
+
+    for statement in _LESSON_SEARCH:
+        conn.execute(statement)
+    for lesson, evidence in conn.execute("SELECT id, evidence FROM lessons").fetchall():
+        lesson_files.add(conn, lesson, lesson_files.cited(json.loads(evidence)))
+    lesson_text.reindex_all(conn)
+
+
+def _migrate(conn: sqlite3.Connection, steps: list[tuple[str, str | Callable[[sqlite3.Connection], None]]]) -> None:
     conn.execute("CREATE TABLE IF NOT EXISTS migrations(name TEXT PRIMARY KEY, at INTEGER NOT NULL)")
     done = {row[0] for row in conn.execute("SELECT name FROM migrations")}
     for name, script in steps:
@@ -109,14 +147,17 @@ def _migrate(conn: sqlite3.Connection, steps: list[tuple[str, str]]) -> None:
             # Another process may have migrated between our read and the lock: check again.
             if conn.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
                 continue
-            for statement in script.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
+            if callable(script):  # a step that needs more than SQL (re-indexing text, say)
+                script(conn)
+            else:
+                for statement in script.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
             conn.execute("INSERT INTO migrations VALUES (?, ?)", (name, now_ms()))
 
 
 @contextmanager
-def connect(path: Path, *, readonly: bool = False, steps: list[tuple[str, str]] | None = None
+def connect(path: Path, *, readonly: bool = False, steps: list[tuple[str, Any]] | None = None
             ) -> Iterator[sqlite3.Connection]:
     """A connection that commits on success, rolls back on error, and always closes.
 

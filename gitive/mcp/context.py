@@ -58,8 +58,9 @@ def _lessons(conn: Any, files: list[str], project: str) -> list[dict[str, Any]]:
 
 def _decisions(conn: Any, now: int) -> list[dict[str, Any]]:
     rows = conn.execute(
-        "SELECT l.id, s.approver, s.reviewed_at, f.text FROM lesson_status s JOIN lessons l ON l.id = s.lesson "
-        "JOIN lesson_text f ON f.lesson = l.id WHERE s.state = 'verified' AND l.kind = 'Decision' "
+        "SELECT l.id, s.approver, s.reviewed_at, b.text FROM lesson_status s JOIN lessons l ON l.id = s.lesson "
+        "JOIN lesson_text f ON f.lesson = l.id JOIN lesson_bodies b ON b.body_hash = f.body_hash "
+        "WHERE s.state = 'verified' AND l.kind = 'Decision' "
         "AND s.reviewed_at >= ? ORDER BY s.reviewed_at DESC LIMIT ?", (now - DECISION_DAYS * 86_400_000, PER_SECTION))
     return [{"id": r[0][:16], "approver": shape.cut(r[1], shape.MAX_NAME), "approved_at": r[2],
              "text": defang(shape.cut(r[3], 300))} for r in rows]

@@ -11,9 +11,16 @@ import pygit2
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
+from gitive.capture import events
 from gitive.store import logs
+from testing import live
 from testing.lessons import as_person, confirmed, propose
 from testing.machines import Machine
+
+
+def events_of(machine: Machine) -> list[dict[str, Any]]:
+    with live.on(machine):
+        return list(events.read())
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "refs_schema"
 
@@ -53,12 +60,14 @@ def _errors(validator: Draft202012Validator, value: Any) -> list[str]:
 
 def test_lesson_review_tombstone_and_project_member_entries_validate(trio: list[Machine]) -> None:
     a, b, c = trio
+    session = live.start_session(a)
+    [event_id, *_] = [e["event"]["id"] for e in events_of(a)]
     plain = propose(a, "Run make gen after editing api.proto", "--tag", "codegen", "--tag", "proto",
-                    "--applicability", "when api.proto changes", "--session", "alice/api-claude")
+                    "--applicability", "when api.proto changes", "--session", session)
     quoted = a.ok("lessons", "propose", "--kind", "Preference", "--text", "Bob wants generated code checked in",
                   "-e", "commit:HEAD", "--quote", "add the api schema", "--speaker", "carol", "--about", "bob",
                   ).out.strip()
-    event = propose(a, "The flaky test is the clock one", evidence=["event:01J00000000000000000000000"])
+    event = propose(a, "The flaky test is the clock one", evidence=[f"event:{event_id}"])
     personal = propose(a, "Note to self: coffee before protos", "--scope", "personal")
     team = propose(a, "We release on Tuesdays", "--scope", "team")
     code, out = as_person(a, "project", "confirm", "bob", answers=[("Confirm bob", "y\n")])

@@ -35,14 +35,18 @@ def _assert_index_forgot(machine: Machine, lesson: str, hashes: list[str]) -> No
     with index_db(machine) as conn:
         for h in hashes:
             assert conn.execute("SELECT 1 FROM lesson_bodies WHERE body_hash = ?", (h,)).fetchone() is None
-        assert conn.execute("SELECT 1 FROM lesson_fts WHERE lesson = ?", (lesson,)).fetchone() is None
+        assert conn.execute("SELECT 1 FROM lesson_text WHERE lesson = ?", (lesson,)).fetchone() is None
+        # No search row outlives its lesson's text: every FTS row belongs to a shown lesson.
+        assert conn.execute("SELECT count(*) FROM lesson_fts").fetchone() == conn.execute(
+            "SELECT count(*) FROM lesson_text").fetchone()
 
 
 def _has_text(machine: Machine, lesson: str, hashes: list[str]) -> None:
     for h in hashes:
         assert bodies.get(machine.repo, h) is not None, f"{machine.name} lacks body {h[:12]}"
     with index_db(machine) as conn:
-        assert conn.execute("SELECT 1 FROM lesson_fts WHERE lesson = ?", (lesson,)).fetchone()
+        assert conn.execute("SELECT 1 FROM lesson_text t JOIN lesson_fts f ON f.rowid = t.fts_rowid "
+                            "WHERE t.lesson = ?", (lesson,)).fetchone()
     assert machine.json("lessons", "show", lesson)["text"]
 
 
@@ -77,7 +81,7 @@ def test_author_retraction_reaches_every_machine_and_late_copies_are_refused(
         assert (shown["state"], shown["text"]) == ("retracted", None)
         with index_db(m) as conn:
             assert conn.execute("SELECT 1 FROM lesson_bodies WHERE body_hash = ?", (body_hash,)).fetchone() is None
-            assert conn.execute("SELECT 1 FROM lesson_fts WHERE lesson = ?", (lesson,)).fetchone() is None
+            assert conn.execute("SELECT 1 FROM lesson_text WHERE lesson = ?", (lesson,)).fetchone() is None
     assert c.json("lessons", "show", lesson)["text"] is None
     b.ok("index", "rebuild")  # a reader that rebuilds its index from refs still refuses the copy
     assert b.json("lessons", "show", lesson)["text"] is None
