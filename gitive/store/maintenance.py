@@ -180,6 +180,8 @@ def pack(repo: pygit2.Repository, force: bool = False) -> Health:
 
 def pack_refs(repo: pygit2.Repository) -> None:
     """``git pack-refs --all``: loose refs into ``packed-refs`` (what ``git gc`` does with them)."""
+    from gitive.store import git
+
     git.run(["pack-refs", "--all"], cwd=repo.path)
 
 
