@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from gitive.index import db, ingest
+from gitive.index import db, ingest, obligations
 from gitive.team.hive import Hive
 
 
@@ -18,12 +18,15 @@ def fresh_index(hive: Hive, progress: ingest.Progress | None = None) -> Iterator
     with db.connect(hive.index_path) as conn:
         me = _me_or_none(hive)
         report = ingest.ingest(conn, hive.stores(), hive.team_id, hive.founder, me, progress)
+        obligations.refresh(conn)  # a fingerprint query when nothing changed
         yield conn, report
 
 
 def catch_up(hive: Hive, conn: sqlite3.Connection) -> ingest.Report:
     """Ingest whatever was written since ``conn`` was opened (a check-then-write must see its own writes)."""
-    return ingest.ingest(conn, hive.stores(), hive.team_id, hive.founder, _me_or_none(hive))
+    report = ingest.ingest(conn, hive.stores(), hive.team_id, hive.founder, _me_or_none(hive))
+    obligations.refresh(conn)
+    return report
 
 
 def rebuild(hive: Hive, progress: ingest.Progress | None = None) -> ingest.Report:
