@@ -10,8 +10,8 @@ What it does (see benchmarks/README.md for what each printed figure means):
    roster admitting ``--machines`` machines (founder-signed ``member`` entries written with
    ``gitive.store.logs.append``), and for each machine a ``team`` log of ``--entries`` signed entries. The bulk
    logs are written with ``git fast-import`` in gitive's exact commit format (same tree, author, committer and
-   message as ``logs._write_commit``); samples are then checked with ``verify.verify_chain`` and rebuilt with
-   ``logs._write_commit`` to prove they are the commits gitive itself would write.
+   message as ``logs.write_commit``); samples are then checked with ``verify.verify_chain`` and rebuilt with
+   ``logs.write_commit`` to prove they are the commits gitive itself would write.
 2. A fresh clone of the remote is configured as ``gitive join`` would (``hive.team``, ``hive.founder``, the
    ``+refs/hive/*:refs/hive-remotes/origin/*`` refspec), then ``git fetch`` of the hive refs is timed.
 3. Baseline: the floor for this work, in-process, single-threaded: walk every log ref's commits with pygit2,
@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common as c
 
-FORMAT_VERSION = 1  # bump when the generated data changes shape, so old caches are not reused
+FORMAT_VERSION = 2  # bump when the generated data changes shape, so old caches are not reused
 BULK_LOG = "team"
 TEAM_SCOPE: dict[str, Any] = {"team": True}
 DAY_MS = 86_400_000
@@ -68,7 +68,8 @@ def bench_machine(index: int) -> str:
 
 
 def _machine_stream(job: tuple[int, str, int, int]) -> bytes:
-    """``git fast-import`` commands for one machine's bulk log: ``entries`` signed entries, seq 1..entries.
+    """``git fast-import`` commands for one machine's bulk log: ``entries`` signed v2 entries, seq 1..entries,
+    each naming the previous one's hash in ``prev``.
 
     Each commit is what ``logs.append`` writes: tree ``{entry.json}``, author = committer =
     ``<id[:16]> <<id>@hive> <at // 1000> +0000``, message ``summary(entry) + "\\n"``, parent = previous entry.
@@ -84,13 +85,18 @@ def _machine_stream(job: tuple[int, str, int, int]) -> bytes:
     me = machine_id(key)
     ref = refs.log_ref(me, BULK_LOG)
     out = io.BytesIO()
+    prev = None
     for seq in range(1, entries + 1):
         at = base_at + seq * 1000 + index
         seed = f"{team_id}/{index}/{seq}".encode()
         record = {"type": "invite", "id": blake3.blake3(b"id/" + seed).hexdigest(),
                   "key": blake3.blake3(b"key/" + seed).hexdigest(), "reusable": False, "expires": at + 7 * DAY_MS}
-        entry = {"author": me, "log": BULK_LOG, "scope": TEAM_SCOPE, "seq": seq, "at": at, "record": record}
+        entry = {"v": 2, "author": me, "log": BULK_LOG, "scope": TEAM_SCOPE, "seq": seq, "at": at,
+                 "record": record}
+        if prev:
+            entry["prev"] = prev
         data = canonical.dumps(signed.sign(key, team_id, "invite", entry))
+        prev = logs.entry_hash(data)
         message = (logs.summary(entry) + "\n").encode()
         who = f"{me[:16]} <{me}@hive> {at // 1000} +0000"
         out.write(f"commit {ref}\nauthor {who}\ncommitter {who}\ndata {len(message)}\n".encode())
@@ -152,7 +158,7 @@ def generate(data_dir: Path, machines: int, entries: int, gc: bool) -> dict[str,
     if gc:
         with c.step("git gc on the remote (as a host would have packed it)"):
             c.git("gc", "--quiet", cwd=remote)
-    with c.step("validate samples (verify.verify_chain, logs._write_commit gives the same commit ids)"):
+    with c.step("validate samples (verify.verify_chain, logs.write_commit gives the same commit ids)"):
         validate(remote, team_id, machines, entries)
     meta = {"format": FORMAT_VERSION, "machines": machines, "entries": entries, "team_id": team_id,
             "founder": founder, "roster_entries": 2 + machines, "bulk_log": BULK_LOG,
@@ -164,7 +170,7 @@ def generate(data_dir: Path, machines: int, entries: int, gc: bool) -> dict[str,
 
 def validate(remote: Path, team_id: str, machines: int, entries: int) -> None:
     """Prove the generated logs are valid gitive data: whole chains verify, and commits are bit-identical
-    to what ``logs._write_commit`` builds from the same entry (a no-op write: the objects exist already)."""
+    to what ``logs.write_commit`` builds from the same entry (a no-op write: the objects exist already)."""
     import pygit2
 
     from gitive.store import logs, refs, verify
@@ -179,7 +185,7 @@ def validate(remote: Path, team_id: str, machines: int, entries: int) -> None:
         assert result.problem is None, f"{ref}: {result.problem}"
         assert len(result.entries) == entries, f"{ref}: {len(result.entries)} entries, expected {entries}"
         for entry in (result.entries[0], result.entries[len(result.entries) // 2], result.entries[-1]):
-            rebuilt = logs._write_commit(repo, entry.raw, entry.body, entry.parent)
+            rebuilt = logs.write_commit(repo, entry.raw, entry.body, entry.parent)
             assert rebuilt == entry.commit, f"{ref} seq {entry.seq}: fast-import wrote {entry.commit}, " \
                                             f"gitive would write {rebuilt}"
             again = logs.read_entry(repo, entry.commit)
@@ -245,6 +251,19 @@ def baseline(clone: Path, team_id: str) -> int:
             by = env["by"]
             key = keys.get(by) or keys.setdefault(by, VerifyKey(bytes.fromhex(by)))
             key.verify(prefix + encoder.encode(body).encode(), bytes.fromhex(env["sig"]))  # raises if bad
+            count += 1
+    return count
+
+
+def bare_walk(clone: Path) -> int:
+    """The floor of reading: walk each log's commits with pygit2 and read ``entry.json`` (no parse, no check)."""
+    import pygit2
+
+    repo = pygit2.Repository(str(clone))
+    count = 0
+    for _, tip, _, _ in log_refs(repo):
+        for commit in repo.walk(tip, pygit2.enums.SortMode.NONE):
+            repo[commit.tree[0].id].data  # noqa: B018 - reading the blob is the work measured
             count += 1
     return count
 
@@ -355,6 +374,121 @@ def sync_bench(clone: Path, run_dir: Path, data_dir: Path, meta: dict[str, Any],
     return {k: c.median(v) for k, v in times.items()} | {"startup_cmd": " ".join(startup[1:])}
 
 
+JUNK_KINDS = ("junk chain on a malformed root, unknown machine", "junk chain on a malformed root, a member's "
+              "unwritten log", "self-signed log of a machine the roster does not admit",
+              "entries claiming a member, signed by another key")
+
+
+def _junk_stream(job: tuple[int, str, str, int, int]) -> bytes:
+    """``git fast-import`` commands for junk ref number ``index`` (its kind cycles through ``JUNK_KINDS``)."""
+    from gitive.core import canonical, signed
+    from gitive.core.keys import machine_id
+    from gitive.store import logs, refs
+
+    index, team_id, member, length, base_at = job
+    kind = index % len(JUNK_KINDS)
+    stranger = bench_key(10_000 + index)
+    owner = member if kind in (1, 3) else machine_id(stranger)
+    ref = refs.log_ref(owner, ("team", "project", "team", "mail")[kind])
+    out = io.BytesIO()
+    prev = None
+    for seq in range(1, length + 1):
+        at = base_at + seq * 1000
+        if kind in (0, 1):
+            data, message = b'{"body":"junk %d"}' % seq, b"junk\n"
+        else:
+            entry = {"v": 2, "author": owner, "log": ref.rsplit("/", 1)[1], "scope": TEAM_SCOPE, "seq": seq,
+                     "at": at, "record": {"type": "team", "name": f"junk {seq}", "founder": owner}}
+            if prev:
+                entry["prev"] = prev
+            env = signed.sign(stranger, team_id, "team", entry)
+            env["by"] = owner
+            data = canonical.dumps(env)
+            prev = logs.entry_hash(data)
+            message = (logs.summary(entry) + "\n").encode()
+        who = f"{owner[:16]} <{owner}@hive> {at // 1000} +0000"
+        out.write(f"commit {ref}\nauthor {who}\ncommitter {who}\ndata {len(message)}\n".encode() + message)
+        out.write(f"M 100644 inline entry.json\ndata {len(data)}\n".encode() + data + b"\n")
+        if seq == 1 and kind in (0, 1):
+            out.write(b"M 100644 inline extra\ndata 1\nx\n")  # the malformed root
+        out.write(b"\n")
+    return out.getvalue()
+
+
+def hostile_remote(data_dir: Path, meta: dict[str, Any], share: float) -> tuple[Path, int]:
+    """A copy of the remote plus junk refs, ``share`` of its log refs (cached); returns it and the junk count."""
+    remote = data_dir / "remote-junk.git"
+    refs_now = meta["machines"] + 1  # bulk logs + the founder's roster
+    count = max(1, round(refs_now * share / (1 - share)))
+    marker = remote / "gitive-junk"
+    if marker.exists() and marker.read_text().strip() == str(count):
+        return remote, count
+    shutil.rmtree(remote, ignore_errors=True)
+    with c.step(f"hostile remote: {count} junk refs ({', '.join(JUNK_KINDS)})"):
+        shutil.copytree(data_dir / "remote.git", remote)
+        members = [bench_machine(i) for i in range(meta["machines"])]
+        jobs = [(i, meta["team_id"], members[i % len(members)], 10_000 if i % len(JUNK_KINDS) < 2 else 2_000,
+                 1_700_000_000_000) for i in range(count)]
+        proc = subprocess.Popen(["git", "fast-import", "--quiet", "--done", "--force"], cwd=remote,
+                                stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdin is not None
+        for job in jobs:
+            proc.stdin.write(_junk_stream(job))
+        proc.stdin.write(b"done\n")
+        proc.stdin.close()
+        if proc.wait() != 0:
+            raise RuntimeError(f"git fast-import failed: {proc.stderr.read().decode() if proc.stderr else ''}")
+        marker.write_text(f"{count}\n")
+    return remote, count
+
+
+def _founder_clone(remote: Path, dest: Path, data_dir: Path, meta: dict[str, Any]) -> tuple[Path, dict[str, str]]:
+    """A clone configured as ``gitive join`` would, holding the founder's key and own refs: (clone, env)."""
+    clone = dest / "clone"
+    dest.mkdir(parents=True)
+    c.git("clone", "--quiet", f"file://{remote}", clone)
+    c.git("config", "hive.team", meta["team_id"], cwd=clone)
+    c.git("config", "hive.founder", meta["founder"], cwd=clone)
+    c.git("config", "--add", "hive.remote", "origin", cwd=clone)
+    c.git("config", "--add", "remote.origin.fetch", "+refs/hive/*:refs/hive-remotes/origin/*", cwd=clone)
+    c.git("fetch", "--quiet", "origin", cwd=clone)
+    home = dest / "home"
+    home.mkdir(mode=0o700)
+    shutil.copy(data_dir / "founder-home" / "machine.key", home / "machine.key")
+    (home / "machine.key").chmod(0o600)
+    founder = meta["founder"]
+    own_prefix = f"refs/hive-remotes/origin/logs/{founder}/"
+    for line in filter(None, c.git("for-each-ref", "--format=%(refname) %(objectname)", own_prefix,
+                                   cwd=clone).split("\n")):
+        name, tip = line.split(" ")
+        c.git("update-ref", f"refs/hive/logs/{founder}/{name[len(own_prefix):]}", tip, cwd=clone)
+    return clone, {**os.environ, "GITIVE_HOME": str(home)}
+
+
+def hostile_bench(data_dir: Path, run_dir: Path, meta: dict[str, Any], runs: int, share: float) -> dict[str, Any]:
+    """`gitive sync` and `gitive team` with nothing new, on a clone whose remote holds junk refs, against the
+    same on a clean clone; both after the same warm-up (the first sync walks the junk once)."""
+    junk_remote, count = hostile_remote(data_dir, meta, share)
+    gitive = gitive_bin()
+    clones = {}
+    first = {}
+    for label, remote in (("clean", data_dir / "remote.git"), ("junk", junk_remote)):
+        with c.step(f"hostile variant: {label} clone, first sync (verifies everything once)"):
+            clone, env = _founder_clone(remote, run_dir / f"hostile-{label}", data_dir, meta)
+            first[label] = c.time_command([gitive, "sync"], clone, env)
+            c.run([gitive, "sync"], cwd=clone, env=env)
+            clones[label] = (clone, env)
+    check = json.loads(c.run([gitive, "sync", "--json"], cwd=clones["junk"][0], env=clones["junk"][1]))
+    assert check["received"] == 0 and check["ok"], check
+    times: dict[str, list[float]] = {f"{cmd}-{label}": [] for cmd in ("sync", "team") for label in clones}
+    for _ in range(runs):
+        for label, (clone, env) in clones.items():
+            times[f"sync-{label}"].append(c.time_command([gitive, "sync"], clone, env))
+            times[f"team-{label}"].append(c.time_command([gitive, "team"], clone, env))
+    out: dict[str, Any] = {k: c.median(v) for k, v in times.items()}
+    return out | {"junk_refs": count, "first_clean": first["clean"], "first_junk": first["junk"]}
+
+
 def print_profile(profiler: cProfile.Profile, out: Path, top: int) -> None:
     profiler.dump_stats(str(out))
     for key in ("tottime", "cumulative"):
@@ -380,6 +514,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-gc", action="store_true", help="leave the remote as fast-import wrote it")
     parser.add_argument("--repeat", type=int, default=1, help="baseline and ingest runs; the best counts")
     parser.add_argument("--sync-runs", type=int, default=7, help="no-op sync runs (median; 0 skips it)")
+    parser.add_argument("--junk-share", type=float, default=0.10,
+                        help="share of junk refs on the hostile remote (default 0.10; 0 skips the variant)")
     parser.add_argument("--profile", action="store_true", help="profile one more ingest with cProfile")
     parser.add_argument("--profile-top", type=int, default=25, help="profile lines printed")
     args = parser.parse_args(argv)
@@ -405,8 +541,12 @@ def main(argv: list[str] | None = None) -> int:
     pack_bytes = c.dir_size(clone / ".git" / "objects")
 
     load_before = c.load()
-    base_times, ingest_times = [], []
+    base_times, ingest_times, walk_times = [], [], []
     for _ in range(max(1, args.repeat)):
+        with c.step("baseline: bare pygit2 walk + read entry.json"):
+            seconds, walked = c.timed(lambda: bare_walk(clone))
+        assert walked == expected, f"bare walk read {walked} entries, expected {expected}"
+        walk_times.append(seconds)
         with c.step("baseline: pygit2 walk + read + parse + verify"):
             seconds, cpu, walked = c.timed_cpu(lambda: baseline(clone, meta["team_id"]))
         assert walked == expected, f"baseline walked {walked} entries, expected {expected}"
@@ -417,7 +557,11 @@ def main(argv: list[str] | None = None) -> int:
     with c.step("signature verification alone"):
         sig_s, sig_cpu, sig_n = signatures_only(clone, meta["team_id"])
     (base_s, base_cpu), (ingest_s, ingest_cpu) = min(base_times), min(ingest_times)
+    walk_s = min(walk_times)
 
+    hostile = None
+    if args.sync_runs > 0 and args.junk_share > 0:
+        hostile = hostile_bench(data_dir, run_dir, meta, args.sync_runs, args.junk_share)
     sync = None
     if args.sync_runs > 0:
         with c.step(f"no-op sync: gitive sync vs git fetch + git push, {args.sync_runs} runs each"):
@@ -433,17 +577,29 @@ def main(argv: list[str] | None = None) -> int:
           f"cached in {data_dir})")
     print(f"fetch:    {fetch_s:.2f} s  git fetch of {refs_fetched} log refs into a fresh clone "
           f"(file:// remote, {c.mib(pack_bytes)} received)")
-    print(f"baseline: {base_s:.2f} s  = {expected / base_s:,.0f} entries/s  ({base_cpu:.2f} s CPU; "
-          f"pygit2 walk + read entry.json + json parse + canonical body + ed25519 verify)")
+    print(f"walk:     {walk_s:.2f} s  = {expected / walk_s:,.0f} entries/s  bare pygit2 walk + read entry.json "
+          f"(no parse, no check: the floor of reading)")
+    print(f"baseline: {base_s:.2f} s  = {expected / base_s:,.0f} entries/s  ({base_cpu:.2f} s CPU; one signature "
+          f"per entry: pygit2 walk + read entry.json + json parse + canonical body + ed25519 verify)")
     print(f"          of which ed25519 verification alone: {sig_s:.2f} s = {sig_n / sig_s:,.0f} verifies/s "
           f"({sig_cpu:.2f} s CPU)")
     print(f"ingest:   {ingest_s:.2f} s  = {rate:,.0f} entries/s verified and indexed  ({ingest_cpu:.2f} s CPU)   "
-          f"[target >= 10,000/s: {c.target(rate >= 10_000)}]")
+          f"[target >= 30,000/s: {c.target(rate >= 30_000)}]")
     print(f"          indexed {held['entries']:,} entries (expected {expected:,}), {held['verified']:,} counted "
           f"as verified members' entries, {held['logs']} logs, {held['members']} members, "
           f"{held['problems']} problems, {report.refs_read} refs read   [{'ok' if ok_counts else 'WRONG'}]")
-    print(f"ratio:    ingest / baseline = {ratio:.2f} (CPU: {ingest_cpu / base_cpu:.2f})   "
+    print(f"ratio:    ingest rate / one-signature-per-entry baseline = {base_s / ingest_s:.2f}x; "
+          f"ingest time / bare walk = {ingest_s / walk_s:.2f}   [informational]")
+    print(f"          ingest / baseline time = {ratio:.2f} (CPU: {ingest_cpu / base_cpu:.2f})   "
           f"[target <= 1.5: {c.target(ratio <= 1.5)}]")
+    if hostile:
+        junk = hostile["sync-junk"] / hostile["sync-clean"]
+        print(f"hostile:  {hostile['junk_refs']} junk refs ({args.junk_share:.0%} of log refs): no-op `gitive sync` "
+              f"{c.ms(hostile['sync-junk'])} with junk vs {c.ms(hostile['sync-clean'])} without, median of "
+              f"{args.sync_runs}: ratio {junk:.2f}   [target <= 1.2: {c.target(junk <= 1.2)}]")
+        print(f"          `gitive team` {c.ms(hostile['team-junk'])} with junk vs {c.ms(hostile['team-clean'])} "
+              f"without: ratio {hostile['team-junk'] / hostile['team-clean']:.2f}; first sync (walks the junk once) "
+              f"{hostile['first_junk']:.2f} s vs {hostile['first_clean']:.2f} s")
     if sync:
         plain = sync["fetch"] + sync["push"]
         print(f"sync:     no-op `gitive sync` {c.ms(sync['sync'])} vs git fetch + git push {c.ms(plain)} "

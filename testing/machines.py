@@ -208,16 +208,11 @@ def signed_entry(key: Any, team_id: str, author: str, seq: int, record: dict[str
 
 
 def entry_commit(repo: pygit2.Repository, envelope: dict[str, Any] | bytes, parent: str | None) -> str:
-    """Write an entry commit shaped like ``gitive.store.logs`` writes one, for any envelope; no ref moves."""
-    from gitive.constants import ENTRY_FILE
+    """Write an entry commit in the canonical form ``gitive.store.logs`` writes, for any envelope; no ref moves."""
     from gitive.core import canonical
+    from testing.builders import entry_commit as write
 
-    data = envelope if isinstance(envelope, bytes) else canonical.dumps(envelope)
-    builder = repo.TreeBuilder()
-    builder.insert(ENTRY_FILE, repo.create_blob(data), pygit2.enums.FileMode.BLOB)
-    who = pygit2.Signature("forger", "forger@hive", 1_700_000_000, 0)
-    parents = [pygit2.Oid(hex=parent)] if parent else []
-    return str(repo.create_commit(None, who, who, "forged entry\n", builder.write(), parents))
+    return write(repo, envelope if isinstance(envelope, bytes) else canonical.dumps(envelope), parent)
 
 
 def push_commit(machine: Machine, commit: str, ref: str, remote: str = "origin", *, force: bool = False) -> None:

@@ -82,3 +82,29 @@ def test_schema_refuses_what_the_code_refuses() -> None:
     assert list(validator.iter_errors(bad))
     with pytest.raises(Exception, match="positive"):
         records.check_entry(bad["body"])
+
+
+def _v2(seq: int, **over: object) -> dict:
+    body = {"v": 2, "author": "a" * 64, "log": "roster", "scope": {"team": True}, "seq": seq, "at": 1,
+            "record": {"type": "team", "name": "x", "founder": "a" * 64}, **over}
+    return {"body": body, "by": "a" * 64, "sig": "0" * 128}
+
+
+@pytest.mark.parametrize(("case", "ok"), [
+    (_v2(1), True),
+    (_v2(2, prev="b" * 64), True),
+    (_v2(2), False),  # prev required above seq 1
+    (_v2(1, prev="b" * 64), False),  # and absent at seq 1
+    (_v2(2, prev="B" * 64), False),
+    (_v2(2, prev="b" * 64, v=3), False),
+    ({**_v2(2, prev="b" * 64), "body": {k: v for k, v in _v2(2, prev="b" * 64)["body"].items() if k != "v"}},
+     False),  # a v1 entry has no prev
+], ids=["v2-root", "v2-linked", "v2-no-prev", "v2-root-prev", "v2-upper-hex", "v3", "v1-with-prev"])
+def test_schema_and_code_agree_on_v2_entries(case: dict, ok: bool) -> None:
+    schema_ok = not list(_validator().iter_errors(case))
+    try:
+        records.check_entry(case["body"])
+        code_ok = True
+    except Exception:
+        code_ok = False
+    assert schema_ok == code_ok == ok

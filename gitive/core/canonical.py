@@ -11,7 +11,9 @@ from typing import Any
 
 from gitive.errors import InvalidRecord
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+# No cycle check: dumps() walks every value first (_check), and loads() cannot make a cycle.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False,
+                            check_circular=False)
 
 
 def _check(value: Any, path: str = "$") -> None:

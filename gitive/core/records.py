@@ -150,13 +150,63 @@ _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
 
 KINDS = tuple(_FIELDS)
 
+# Size caps (v2 entries, and every record at write time): each field is capped by its type, in UTF-8 bytes for
+# strings and canonical JSON bytes for lists and objects, unless an override names the field. Types not listed
+# here (ids, names, enums, booleans) are bounded by their own check; integers by MAX_INT. A new field gets its
+# type's cap without a line here; give it an override only when its type's cap does not fit.
+TYPE_CAPS: dict[str, int] = {"str": 1024, "list": 16 * 1024, "dict": 4 * 1024}
+FIELD_CAPS: dict[tuple[str, str], int] = {
+    ("message", "body"): MAX_MESSAGE_BODY,
+    ("review", "note"): 8 * 1024,
+    ("review", "question"): 8 * 1024,
+    ("tombstone", "reason"): 4 * 1024,
+    ("lesson", "evidence"): 32 * 1024,
+    ("lesson", "tags"): 4 * 1024,
+    ("member", "emails"): 4 * 1024,
+}
+MAX_INT = 2**63 - 1  # what SQLite and every JSON reader hold exactly
+
+ENTRY_VERSION = 2  # LogEntry format written now; v1 entries (no `v`) are still read
+_V1_FIELDS = frozenset({"author", "log", "scope", "seq", "at", "record"})
+_V2_FIELDS = _V1_FIELDS | {"v"}
+_V2_LINKED = _V2_FIELDS | {"prev"}
+
+
+def field_cap(kind: str, name: str, ftype: str) -> int | None:
+    """The size cap of ``kind``'s field ``name`` of type ``ftype`` (None: bounded by its type check)."""
+    return FIELD_CAPS.get((kind, name), TYPE_CAPS.get(ftype))
+
+
+def _size(value: Any, cap: int) -> int:
+    """The capped size of ``value`` (any size at most ``cap`` when it is certainly under it)."""
+    if isinstance(value, str):
+        if len(value) * 4 <= cap:  # UTF-8 takes at most 4 bytes a character
+            return len(value)
+        return len(value.encode("utf-8", "surrogatepass"))
+    from gitive.core import canonical
+
+    return len(canonical.dumps(value))
+
+
+# The common field types checked without the dispatch below (the hot read path checks every entry); a type
+# not listed here is checked by _type_ok.
+_FAST: dict[str, Any] = {
+    "str": lambda v: isinstance(v, str),
+    "bool": lambda v: isinstance(v, bool),
+    "list": lambda v: isinstance(v, list),
+    "dict": lambda v: isinstance(v, dict),
+    "hex": is_hex64,
+    "machine": is_machine_id,
+    "name": is_name,
+}
+
 
 def _type_ok(kind: str, value: Any) -> bool:
     match kind:
         case "str":
             return isinstance(value, str)
         case "int":
-            return isinstance(value, int) and not isinstance(value, bool)
+            return isinstance(value, int) and not isinstance(value, bool) and -MAX_INT <= value <= MAX_INT
         case "bool":
             return isinstance(value, bool)
         case "list":
@@ -194,11 +244,29 @@ def _type_ok(kind: str, value: Any) -> bool:
     raise AssertionError(f"unknown field type {kind}")
 
 
-def check_record(record: Any) -> str:
+_Plan = list[tuple[str, str, Any, bool, "int | None"]]
+_PLANS: dict[str, _Plan] = {}
+
+
+def _plan(kind: str, fields: dict[str, tuple[str, bool]]) -> _Plan:
+    """Per field of ``kind``: (name, type, checker or None for _type_ok, required, cap), built once a kind."""
+    plan = _PLANS.get(kind)
+    if plan is None:
+        plan = _PLANS[kind] = [(name, ftype, _FAST.get(ftype), required, field_cap(kind, name, ftype))
+                               for name, (ftype, required) in fields.items()]
+    return plan
+
+
+def check_record(record: Any, *, caps: bool = True) -> str:
     """Validate a record; return its kind.
 
+    Args:
+        record: the record to check.
+        caps: also check every field's size cap (always, except when reading a v1 entry, written before caps
+            existed and bounded only by the entry cap).
+
     Raises:
-        InvalidRecord: unknown kind, a missing or mistyped field, or an unknown field.
+        InvalidRecord: unknown kind, a missing or mistyped field, a field over its cap, or an unknown field.
     """
     if not isinstance(record, dict) or not isinstance(record.get("type"), str):
         raise InvalidRecord("a record must be an object with a string `type`")
@@ -206,15 +274,20 @@ def check_record(record: Any) -> str:
     fields = _FIELDS.get(kind)
     if fields is None:
         raise InvalidRecord(f"unknown record kind {kind!r}; known kinds: {', '.join(sorted(_FIELDS))}")
-    for name, (ftype, required) in fields.items():
+    present = 1
+    for name, ftype, fast, required, cap in _plan(kind, fields):
         if name not in record:
             if required:
                 raise InvalidRecord(f"{kind} record is missing `{name}`")
             continue
-        if not _type_ok(ftype, record[name]):
-            raise InvalidRecord(f"{kind} record has a bad `{name}` (expected {ftype}): {record[name]!r:.80}")
-    extra = set(record) - set(fields) - {"type"}
-    if extra:
+        present += 1
+        value = record[name]
+        if not (fast(value) if fast is not None else _type_ok(ftype, value)):
+            raise InvalidRecord(f"{kind} record has a bad `{name}` (expected {ftype}): {value!r:.80}")
+        if caps and cap is not None and (size := _size(value, cap)) > cap:
+            raise InvalidRecord(f"{kind} record `{name}` is {size:,} bytes, over its cap of {cap:,}: shorten it")
+    if present != len(record):
+        extra = set(record) - set(fields) - {"type"}
         raise InvalidRecord(f"{kind} record has unknown fields: {', '.join(sorted(extra))}")
     return kind
 
@@ -235,23 +308,37 @@ def check_log_name(log: Any) -> None:
 
 
 def check_entry(entry: Any, now: int | None = None) -> str:
-    """Validate a ``LogEntry`` body; return its record kind.
+    """Validate a ``LogEntry`` body, v1 or v2; return its record kind.
+
+    v2 (``v: 2``) carries ``prev`` (the previous entry's hash) at every seq above 1 and never at seq 1, and
+    its record passes the field caps. v1 has neither ``v`` nor ``prev`` (docs/verification.md §1).
 
     Raises:
         InvalidRecord: any field is missing or malformed, or the entry is stamped over a day ahead.
     """
     if not isinstance(entry, dict):
         raise InvalidRecord("a log entry must be an object")
-    expected = {"author", "log", "scope", "seq", "at", "record"}
-    if set(entry) != expected:
-        raise InvalidRecord(f"a log entry has exactly the fields {', '.join(sorted(expected))}")
+    version = entry.get("v", 1)
+    if "v" in entry and (version != ENTRY_VERSION or isinstance(version, bool)):
+        raise InvalidRecord(f"entry `v` must be {ENTRY_VERSION} (or absent for a v1 entry), not {version!r:.20}")
+    expected = _V1_FIELDS if version == 1 else _V2_FIELDS
+    keys = entry.keys()
+    if not (keys == expected or (version != 1 and keys == _V2_LINKED)):
+        raise InvalidRecord(f"a v{version} log entry has exactly the fields {', '.join(sorted(expected))}"
+                            + (" and `prev` above seq 1" if version != 1 else ""))
     if not is_machine_id(entry["author"]):
         raise InvalidRecord("entry author is not a machine id")
     check_log_name(entry["log"])
     check_scope(entry["scope"])
     for name in ("seq", "at"):
-        if not isinstance(entry[name], int) or isinstance(entry[name], bool) or entry[name] < 1:
-            raise InvalidRecord(f"entry `{name}` must be a positive integer")
+        value = entry[name]
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_INT:
+            raise InvalidRecord(f"entry `{name}` must be a positive integer below 2**63")
+    if version != 1:
+        if entry["seq"] == 1 and "prev" in entry:
+            raise InvalidRecord("entry at seq 1 has a `prev`: the first entry of a log has none")
+        if entry["seq"] > 1 and not is_hex64(entry.get("prev")):
+            raise InvalidRecord("entry `prev` must be the previous entry's hash (64 hex digits) above seq 1")
     if now is not None and entry["at"] > now + MAX_SKEW_MS:
         raise InvalidRecord("entry is stamped more than a day in the future")
-    return check_record(entry["record"])
+    return check_record(entry["record"], caps=version != 1)

@@ -105,8 +105,8 @@ def _accept(conn: sqlite3.Connection, repo: pygit2.Repository, old: Snapshot | N
     if refs.tip(repo, name) != new.commit:
         refs.force_set(repo, name, new.commit, "gitive: pin accepted body snapshot")
     # Recorded as read, like a pinned log: the fast no-op sync compares every hive ref with a cursor.
-    conn.execute("INSERT INTO cursors VALUES (?,?,?,0) ON CONFLICT(store, ref) DO UPDATE SET tip = excluded.tip",
-                 (store, name, new.commit))
+    conn.execute("INSERT INTO cursors(store, ref, tip, seq) VALUES (?,?,?,0) ON CONFLICT(store, ref) "
+                 "DO UPDATE SET tip = excluded.tip", (store, name, new.commit))
     conn.execute("INSERT OR REPLACE INTO body_sources VALUES (?,?,?,?,?,NULL)",
                  (store, name, new.commit, new.machine, new.version))
 

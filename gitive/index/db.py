@@ -114,6 +114,15 @@ MIGRATIONS: list[tuple[str, str | Callable[[sqlite3.Connection], None]]] = [
         CREATE TABLE verdicts(obligation TEXT PRIMARY KEY, value TEXT NOT NULL, reason TEXT NOT NULL,
                               author TEXT NOT NULL, at INTEGER NOT NULL)
     """),
+    # Entry format v2 (docs/verification.md §1-2): entries are identified by the hash of their bytes (rows
+    # already there were each checked by their own signature), and a refused tip is remembered with why.
+    ("0008-entry-hash", """
+        ALTER TABLE entries ADD COLUMN hash TEXT NOT NULL DEFAULT '';
+        UPDATE entries SET hash = blake3_hex(envelope);
+        ALTER TABLE entries ADD COLUMN sig_checked INTEGER NOT NULL DEFAULT 1;
+        ALTER TABLE cursors ADD COLUMN refused TEXT;
+        ALTER TABLE cursors ADD COLUMN retry_at INTEGER
+    """),
 ]
 
 
@@ -150,7 +159,14 @@ def _lesson_search(conn: sqlite3.Connection) -> None:
     lesson_text.reindex_all(conn)
 
 
+def _blake3_hex(text: str) -> str:
+    import blake3
+
+    return blake3.blake3(text.encode()).hexdigest()
+
+
 def _migrate(conn: sqlite3.Connection, steps: list[tuple[str, str | Callable[[sqlite3.Connection], None]]]) -> None:
+    conn.create_function("blake3_hex", 1, _blake3_hex, deterministic=True)
     conn.execute("CREATE TABLE IF NOT EXISTS migrations(name TEXT PRIMARY KEY, at INTEGER NOT NULL)")
     done = {row[0] for row in conn.execute("SELECT name FROM migrations")}
     for name, script in steps:

@@ -6,6 +6,7 @@ import sqlite3
 from typing import Any
 
 from gitive.index import queries, store_doctor
+from gitive.index.entries import check_signatures
 from gitive.store import repo as repos
 from gitive.store import sync
 from gitive.team.hive import Hive
@@ -21,10 +22,26 @@ _HINTS = {
     "wrong-log": "an entry names a different log than the ref it sits in; it is ignored",
     "future": "an entry is stamped more than a day ahead of this clock; it is used once that time comes",
     "roster-refused": "a roster entry broke a membership rule and is ignored",
+    "bad-link": "an entry's prev does not name the entry below it: forged or re-wrapped; that log is ignored "
+                "from there",
+    "unknown-signer": "a log of a machine the roster does not admit; it is not read until the roster admits it",
+    "inner-signature": "an entry's own signature fails although the entry above it vouches for its bytes: its "
+                       "machine wrote something no honest gitive writes; check that machine",
+    "replaced": "someone pushed commits onto this machine's own log on the remote; `gitive sync` replaced them "
+                "with this machine's verified tip; check who can push to that remote",
 }
 
 
 def diagnose(hive: Hive, conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    # Entries authenticated by a hash link only: check their own signatures now (an idle sync does a few).
+    # A read-only view of the index (`gitive ui`) reports what earlier checks found.
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        check_signatures(conn, hive.team_id)
+        conn.execute("COMMIT")
+    except sqlite3.OperationalError:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
     found: list[dict[str, Any]] = []
     for p in queries.problems(conn):
         found.append({"kind": p["kind"], "where": p["source"], "seq": p["seq"], "detail": p["detail"],

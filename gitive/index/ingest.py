@@ -1,29 +1,60 @@
 """Feeding the index: verify what is new under every log ref, union it, and recompute the roster.
 
-A cursor per (store, ref) remembers the tip last ingested, so a sync with nothing new costs one ref
-comparison per log, and a plain ``git fetch`` done by hand is noticed on the next read.
+A cursor per (store, ref) remembers the tip last read, refused or not, so a sync with nothing new costs one
+ref comparison per log, junk costs one comparison after its first walk, and a plain ``git fetch`` done by hand
+is noticed on the next read. Roster logs are read first; a log of a machine the roster does not admit is not
+walked at all, but refused by its tip until the roster changes (docs/verification.md §2).
 """
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
 import sqlite3
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import NamedTuple
 from urllib.parse import quote
 
 import pygit2
 
 from gitive.constants import BODIES_REF_PREFIX, REMOTES_REF_PREFIX
+from gitive.core.clock import now_ms
+from gitive.index import entries as entry_rows
 from gitive.index import lessons as lesson_tables
-from gitive.index.problems import Report, record_problem
+from gitive.index.problems import Report, clear_chain_problems, record_problem
 from gitive.index.roster import recompute_roster
 from gitive.store import refs, verify
-from gitive.store.logs import Entry, read_entry
+from gitive.store.logs import read_entry
 
 Progress = Callable[[int, int], None]
+NOT_ADMITTED = "unknown-signer"  # the same kind doctor reports for entries of machines not on the roster
+
+
+class Cursor(NamedTuple):
+    tip: str
+    seq: int
+    refused: str | None  # the problem kind that refused this tip (None: read in full)
+    retry_at: int | None  # read again from this time even if the tip did not move ("future")
+
+
+class Work(NamedTuple):
+    repo: pygit2.Repository
+    store: str
+    ref: refs.LogRef
+    tip: str
+    cursor: Cursor | None
+
+    @property
+    def stop_at(self) -> str | None:
+        """A tip refused for good before: a walk that reaches it has nothing more to read."""
+        c = self.cursor
+        return c.tip if c and c.refused in verify.CHAIN_PROBLEMS and c.refused != "future" else None
+
+
+class Checked(NamedTuple):
+    rows: list[entry_rows.Row]
+    problem: verify.Problem | None
+    stopped: bool  # the walk reached a refused tip: the problem recorded then stands
 
 
 def _known(conn: sqlite3.Connection, author: str, log: str) -> Callable[[str], int | None]:
@@ -37,108 +68,72 @@ def _known(conn: sqlite3.Connection, author: str, log: str) -> Callable[[str], i
     return known
 
 
-_SCOPES: dict[str, str] = {}
-
-
-def _scope_text(scope: dict[str, Any]) -> str:
-    key = next(iter(scope.items()), ("", ""))
-    text = _SCOPES.get(f"{key[0]}={key[1]}")
-    if text is None:
-        text = _SCOPES[f"{key[0]}={key[1]}"] = json.dumps(scope, sort_keys=True)
-    return text
-
-
-def rows_of(entries: list[Entry]) -> list[tuple[Any, ...]]:
-    """Index rows for verified entries: (author, log, seq, commit, kind, at, scope, envelope)."""
-    return [(e.body["author"], e.body["log"], e.body["seq"], e.commit, e.kind, e.body["at"],
-             _scope_text(e.body["scope"]), e.raw.decode()) for e in entries]
-
-
-def _entry(row: tuple[Any, ...]) -> Entry:
-    return Entry(row[3], None, json.loads(row[7]), row[7].encode())
-
-
-def _insert(conn: sqlite3.Connection, report: Report, source: str, rows: list[tuple[Any, ...]]) -> int:
-    """Insert verified rows; a row that collides with a different entry at the same seq is equivocation."""
-    before = conn.total_changes
-    conn.executemany("INSERT OR IGNORE INTO entries VALUES (?,?,?,?,?,?,?,?)", rows)
-    if conn.total_changes - before == len(rows):
-        _project(conn, report, rows)
-        return len(rows)
-    inserted = 0
-    for row in rows:
-        other = conn.execute("SELECT commit_id FROM entries WHERE author=? AND log=? AND seq=?",
-                             row[:3]).fetchone()
-        if other and other[0] == row[3]:
-            _project(conn, report, [row])
-        elif other:
-            author, log, seq = row[:3]
-            record_problem(conn, report, "equivocation", source, row[3], author, log, seq,
-                            f"two different entries claim seq {seq} (other: {other[0][:12]}); both quarantined")
-            conn.execute("UPDATE logs SET quarantined_from = MIN(COALESCE(quarantined_from, ?), ?) "
-                         "WHERE author = ? AND log = ?", (seq, seq, author, log))
-            report.roster_changed = True  # a quarantine hides entries: recompute roster and lesson states
-            break
-        inserted += 1
-    return inserted
-
-
-def _project(conn: sqlite3.Connection, report: Report, rows: list[tuple[Any, ...]]) -> None:
-    for row in rows:
-        if row[4] in lesson_tables.KINDS:
-            entry = _entry(row)
-            lesson_tables.project_entry(conn, entry)
-            record = entry.body["record"]
-            report.lessons_touched.add(record.get("id") or record.get("about") or record.get("lesson") or "")
-
-
-Checked = tuple[list[tuple[Any, ...]], "verify.Problem | None"]
-
-
-def _check(repo: pygit2.Repository, conn: sqlite3.Connection, team_id: str, ref: refs.LogRef,
-           tip: str) -> Checked:
+def _check(repo: pygit2.Repository, conn: sqlite3.Connection, team_id: str, ref: refs.LogRef, tip: str,
+           stop_at: str | None, now: int) -> Checked:
     verified, _ = verify.verify_chain(repo, team_id, ref.name, ref.machine, ref.log, tip,
-                                      _known(conn, ref.machine, ref.log))
-    return rows_of(verified.entries), verified.problem
+                                      _known(conn, ref.machine, ref.log), refused=stop_at, now=now)
+    return Checked(entry_rows.rows_of(verified.entries, verified.signature_checked), verified.problem,
+                   verified.stopped_at_refused)
 
 
-def _check_job(job: tuple[str, str, str, refs.LogRef, str]) -> Checked:
+def _check_job(job: tuple[str, str, str, refs.LogRef, str, str | None, int]) -> Checked:
     """The verification half of one ref, in a worker process (its own repository and read-only index)."""
-    repo_path, db_path, team_id, ref, tip = job
+    repo_path, db_path, team_id, ref, tip, stop_at, now = job
     conn = sqlite3.connect(f"file:{quote(db_path)}?mode=ro", uri=True, timeout=30)
     try:
-        return _check(pygit2.Repository(repo_path), conn, team_id, ref, tip)
+        return _check(pygit2.Repository(repo_path), conn, team_id, ref, tip, stop_at, now)
     finally:
         conn.close()
 
 
-def _ingest_ref(conn: sqlite3.Connection, repo: pygit2.Repository, store: str, team_id: str,
-                ref: refs.LogRef, tip: str, report: Report, checked: Checked | None = None) -> bool:
+def _set_cursor(conn: sqlite3.Connection, store: str, ref: str, tip: str, seq: int, refused: str | None,
+                retry_at: int | None) -> None:
+    conn.execute("INSERT INTO cursors(store, ref, tip, seq, refused, retry_at) VALUES (?,?,?,?,?,?) "
+                 "ON CONFLICT(store, ref) DO UPDATE SET tip = excluded.tip, seq = excluded.seq, "
+                 "refused = excluded.refused, retry_at = excluded.retry_at",
+                 (store, ref, tip, seq, refused, retry_at))
+
+
+def _ingest_ref(conn: sqlite3.Connection, work: Work, team_id: str, report: Report, now: int,
+                checked: Checked | None = None) -> bool:
     """Ingest one log ref (verified here, or by a worker already); return true if it added roster entries."""
-    cursor = conn.execute("SELECT tip, seq FROM cursors WHERE store = ? AND ref = ?",
-                          (store, ref.name)).fetchone()
-    rows, problem = checked if checked is not None else _check(repo, conn, team_id, ref, tip)
+    ref, tip, cursor = work.ref, work.tip, work.cursor
+    if checked is None:
+        checked = _check(work.repo, conn, team_id, ref, tip, work.stop_at, now)
+    rows, problem = checked.rows, checked.problem
+    if not checked.stopped:
+        clear_chain_problems(conn, ref.name)
     if problem:
-        p = problem
-        record_problem(conn, report, p.kind, ref.name, p.commit, ref.machine, ref.log, p.seq, p.detail)
+        record_problem(conn, report, problem.kind, ref.name, problem.commit, ref.machine, ref.log, problem.seq,
+                       problem.detail)
     conn.execute("INSERT OR IGNORE INTO logs VALUES (?, ?, 0, '', NULL)", (ref.machine, ref.log))
-    added = _insert(conn, report, ref.name, rows) if rows else 0
+    added = entry_rows.insert(conn, report, work.repo, ref.name, rows) if rows else 0
     report.received += added
     tip_seq = _known(conn, ref.machine, ref.log)(tip) or 0
-    if cursor and tip_seq and tip_seq < cursor[1]:
+    if cursor and tip_seq and tip_seq < cursor.seq:
         record_problem(conn, report, "rollback", ref.name, tip, ref.machine, ref.log, tip_seq,
-                        f"log went back from seq {cursor[1]} to {tip_seq}; entries already verified are kept")
+                       f"log went back from seq {cursor.seq} to {tip_seq}; entries already verified are kept")
     conn.execute(
         "UPDATE logs SET hwm = s.seq, head = s.commit_id FROM (SELECT seq, commit_id FROM entries "
         "WHERE author = ? AND log = ? ORDER BY seq DESC LIMIT 1) AS s WHERE author = ? AND log = ?",
         (ref.machine, ref.log, ref.machine, ref.log),
     )
-    if problem is None:
-        # A ref with a problem keeps its old cursor, so it is checked again next time: a transient problem
-        # (an entry stamped ahead of our clock) clears by itself, a permanent one stays reported.
-        conn.execute("INSERT INTO cursors VALUES (?,?,?,?) ON CONFLICT(store, ref) DO UPDATE SET "
-                     "tip = excluded.tip, seq = excluded.seq", (store, ref.name, tip, tip_seq))
+    # A refused tip is remembered with its reason: the next read costs one comparison, until the tip moves,
+    # the roster changes (unknown-signer) or the retry time of an entry stamped ahead passes.
+    refused = problem.kind if problem else (cursor.refused if checked.stopped and cursor else None)
+    retry_at = problem.retry_at if problem else None
+    _set_cursor(conn, work.store, ref.name, tip, max(tip_seq, cursor.seq if cursor else 0), refused, retry_at)
     return added > 0 and ref.log == "roster"
+
+
+def _refuse_unadmitted(conn: sqlite3.Connection, work: Work, report: Report) -> None:
+    """Refuse by its tip a log of a machine the roster does not admit: no walk, nothing projected."""
+    ref = work.ref
+    clear_chain_problems(conn, ref.name)
+    record_problem(conn, report, NOT_ADMITTED, ref.name, work.tip, ref.machine, ref.log, None,
+                   f"log of {ref.machine[:12]}, a machine the roster does not admit; it is not read until "
+                   "the roster admits that machine")
+    _set_cursor(conn, work.store, ref.name, work.tip, work.cursor.seq if work.cursor else 0, NOT_ADMITTED, None)
 
 
 def _pin(conn: sqlite3.Connection, repo: pygit2.Repository, me: str | None) -> None:
@@ -150,78 +145,95 @@ def _pin(conn: sqlite3.Connection, repo: pygit2.Repository, me: str | None) -> N
         if refs.tip(repo, name) != head:
             refs.force_set(repo, name, head, "gitive: pin verified head")
             # The pin holds only what was just verified: record it as read, so the next ingest skips it.
-            conn.execute("INSERT INTO cursors VALUES (?,?,?,?) ON CONFLICT(store, ref) DO UPDATE SET "
-                         "tip = excluded.tip, seq = excluded.seq", (repo.path, name, head, hwm))
+            _set_cursor(conn, repo.path, name, head, hwm, None, None)
 
 
 PARALLEL_FROM = 20_000  # entries to verify before a second process pays for its start-up
 
 
-def _estimate(conn: sqlite3.Connection, work: list[tuple[pygit2.Repository, str, refs.LogRef, str]]) -> int:
+def _estimate(conn: sqlite3.Connection, work: list[Work]) -> int:
     """Roughly how many entries the work holds: each tip's seq minus what the index has of that log."""
     total = 0
-    for repo, _, ref, tip in work:
+    for w in work:
         try:
-            seq = read_entry(repo, tip).seq
+            seq = read_entry(w.repo, w.tip).seq
         except Exception:  # malformed tips are found (and reported) by the real walk
             continue
-        have = conn.execute("SELECT hwm FROM logs WHERE author = ? AND log = ?", (ref.machine, ref.log)).fetchone()
+        have = conn.execute("SELECT hwm FROM logs WHERE author = ? AND log = ?",
+                            (w.ref.machine, w.ref.log)).fetchone()
         total += max(0, seq - (have[0] if have else 0))
     return total
 
 
-def _checked(conn: sqlite3.Connection, team_id: str, work: list[tuple[pygit2.Repository, str, refs.LogRef, str]]
-             ) -> Iterator[tuple[tuple[pygit2.Repository, str, refs.LogRef, str], Checked | None]]:
+def _checked(conn: sqlite3.Connection, team_id: str, work: list[Work], now: int
+             ) -> Iterator[tuple[Work, Checked | None]]:
     """Yield each piece of work with its verification done ahead in worker processes when there is a lot
-    (a fresh index, a rebuild, a first join): ed25519 verification is the floor of ingest, and PyNaCl holds
-    the GIL, so only processes use a second core. Otherwise each ref is verified in turn by the caller."""
+    (a fresh index, a rebuild, a first join): reading and checking entries is the floor of ingest, and
+    pygit2 and PyNaCl hold the GIL, so only processes use a second core. Otherwise each ref is verified in
+    turn by the caller."""
     workers = min(4, os.cpu_count() or 1)
     if workers < 2 or len(work) < 2 or _estimate(conn, work) < PARALLEL_FROM:
         for item in work:
             yield item, None
         return
     db_path = conn.execute("PRAGMA database_list").fetchone()[2]
-    jobs = [(repo.path, db_path, team_id, ref, tip) for repo, _, ref, tip in work]
+    jobs = [(w.repo.path, db_path, team_id, w.ref, w.tip, w.stop_at, now) for w in work]
     # spawn, not fork: the daemon calls this from a process with threads
     with multiprocessing.get_context("spawn").Pool(workers) as pool:
         yield from zip(work, pool.imap(_check_job, jobs, chunksize=1), strict=True)
+
+
+def _cursors(conn: sqlite3.Connection, store: str) -> dict[str, Cursor]:
+    rows = conn.execute("SELECT ref, tip, seq, refused, retry_at FROM cursors WHERE store = ?", (store,))
+    return {r[0]: Cursor(*r[1:]) for r in rows}
+
+
+def _due(cursor: Cursor | None, tip: str, now: int) -> bool:
+    return cursor is None or cursor.tip != tip or (cursor.retry_at is not None and cursor.retry_at <= now)
+
+
+def _admitted(conn: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT machine FROM members")}
+
+
+def _order(work: list[Work]) -> list[Work]:
+    """Own and remote refs before pins, so a pin is read last and costs a comparison."""
+    return sorted(work, key=lambda w: (w.ref.source in ("pinned", "fork"), w.ref.name))
 
 
 def ingest(conn: sqlite3.Connection, stores: list[pygit2.Repository], team_id: str, founder: str,
            me: str | None = None, progress: Progress | None = None) -> Report:
     """Verify and index everything new under the log refs of ``stores``, in one transaction."""
     report = Report()
-    work: list[tuple[pygit2.Repository, str, refs.LogRef, str]] = []
+    now = now_ms()
+    work: list[Work] = []
+    parked: list[Work] = []  # refused as not admitted: read again if the roster now admits their machine
     moved_bodies: list[tuple[str, str, str]] = []
     for repo in stores:
         store = repo.path
-        cursors = dict(conn.execute("SELECT ref, tip FROM cursors WHERE store = ?", (store,)).fetchall())
+        cursors = _cursors(conn, store)
         for name, tip in refs.tips(repo, "refs/").items():
-            if cursors.get(name) == tip:
-                continue
+            cursor = cursors.get(name)
             parsed = refs.parse_log_ref(name)
             if parsed:
-                work.append((repo, store, parsed, tip))
+                if _due(cursor, tip, now):
+                    work.append(Work(repo, store, parsed, tip, cursor))
+                elif cursor and cursor.refused == NOT_ADMITTED:
+                    parked.append(Work(repo, store, parsed, tip, cursor))
+            elif cursor and cursor.tip == tip:
+                continue
             elif name.startswith(BODIES_REF_PREFIX) or (name.startswith(REMOTES_REF_PREFIX) and "/bodies/" in name):
                 moved_bodies.append((store, name, tip))
     if not work and not moved_bodies and conn.execute("SELECT 1 FROM members LIMIT 1").fetchone():
         return report
     conn.execute("BEGIN IMMEDIATE")
     try:
-        # Roster logs first, so a fresh index knows who may sign before it reads anything else.
-        work.sort(key=lambda w: (w[2].log != "roster", w[2].source == "pinned", w[2].name))
-        for done, ((repo, store, parsed, tip), checked) in enumerate(_checked(conn, team_id, work), 1):
-            report.roster_changed |= _ingest_ref(conn, repo, store, team_id, parsed, tip, report, checked)
-            report.refs_read += 1
-            if progress:
-                progress(done, len(work))
-        if report.roster_changed or not conn.execute("SELECT 1 FROM members LIMIT 1").fetchone():
-            recompute_roster(conn, team_id, founder, report)
-        if report.lessons_touched or moved_bodies or report.roster_changed:
-            lesson_tables.after_ingest(conn, stores, report.lessons_touched - {""}, report.roster_changed,
-                                       team_id=team_id)
-        conn.executemany("INSERT INTO cursors VALUES (?,?,?,0) ON CONFLICT(store, ref) DO UPDATE SET "
-                         "tip = excluded.tip", moved_bodies)
+        _ingest_all(conn, team_id, founder, work, parked, report, now, progress)
+        if report.lessons_touched or moved_bodies or report.roster_changed or report.quarantined:
+            lesson_tables.after_ingest(conn, stores, report.lessons_touched - {""},
+                                       report.roster_changed or report.quarantined, team_id=team_id)
+        conn.executemany("INSERT INTO cursors(store, ref, tip, seq) VALUES (?,?,?,0) ON CONFLICT(store, ref) "
+                         "DO UPDATE SET tip = excluded.tip", moved_bodies)
         for repo in stores:
             _pin(conn, repo, me)
         conn.execute("COMMIT")
@@ -229,3 +241,34 @@ def ingest(conn: sqlite3.Connection, stores: list[pygit2.Repository], team_id: s
         conn.execute("ROLLBACK")
         raise
     return report
+
+
+def _ingest_all(conn: sqlite3.Connection, team_id: str, founder: str, work: list[Work], parked: list[Work],
+                report: Report, now: int, progress: Progress | None) -> None:
+    """Roster logs first, so the index knows who may sign before it reads (or refuses) anything else."""
+    before = _admitted(conn)
+    roster = _order([w for w in work if w.ref.log == "roster"])
+    rest = [w for w in work if w.ref.log != "roster"]
+    total, done = len(work), 0
+    for w in roster:
+        if _ingest_ref(conn, w, team_id, report, now):
+            report.roster_changed = True
+        done += 1
+        if progress:
+            progress(done, total)
+    if report.roster_changed or not before:
+        recompute_roster(conn, team_id, founder, report)
+    admitted = _admitted(conn)
+    if admitted != before:
+        rest += [w for w in parked if w.ref.machine in admitted]
+    readable = [w for w in rest if w.ref.machine in admitted]
+    for w in rest:
+        if w.ref.machine not in admitted:
+            _refuse_unadmitted(conn, w, report)
+            done += 1
+    for w, checked in _checked(conn, team_id, _order(readable), now):
+        _ingest_ref(conn, w, team_id, report, now, checked)
+        done += 1
+        if progress:
+            progress(done, total)
+    report.refs_read = len(roster) + len(readable)

@@ -7,6 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitive.core.clock import now_ms
+from gitive.store.verify import CHAIN_PROBLEMS
+
+# Problems that describe a ref's current tip: replaced whenever that ref is read again, so the index reports
+# what its refs hold now, exactly as a rebuild would.
+TIP_PROBLEMS = (*CHAIN_PROBLEMS, "unknown-signer")
 
 
 @dataclass
@@ -16,6 +21,7 @@ class Report:
     lessons_touched: set[str] = field(default_factory=set)
     problems: list[dict[str, Any]] = field(default_factory=list)
     roster_changed: bool = False
+    quarantined: bool = False  # an equivocation hid entries: every lesson state is recomputed
 
 
 def record_problem(conn: sqlite3.Connection, report: Report, kind: str, source: str, commit: str,
@@ -28,3 +34,9 @@ def record_problem(conn: sqlite3.Connection, report: Report, kind: str, source: 
     )
     report.problems.append({"kind": kind, "source": source, "commit": commit, "author": author,
                             "log": log, "seq": seq, "detail": detail})
+
+
+def clear_chain_problems(conn: sqlite3.Connection, source: str) -> None:
+    """Forget what an earlier tip of ``source`` was refused for (it is being read again)."""
+    conn.execute(f"DELETE FROM problems WHERE source = ? AND kind IN ({','.join('?' * len(TIP_PROBLEMS))})",
+                 (source, *TIP_PROBLEMS))

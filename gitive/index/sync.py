@@ -7,10 +7,12 @@ from typing import Any
 
 from gitive.core.clock import now_ms
 from gitive.errors import RemoteError
-from gitive.index import ingest, sync_history
+from gitive.index import db, ingest, sync_history
 from gitive.index.bodies import drop_own_bodies
+from gitive.index.entries import check_signatures
+from gitive.index.problems import Report, record_problem
 from gitive.index.refresh import catch_up, fresh_index
-from gitive.store import bodies, maintenance, sync
+from gitive.store import bodies, maintenance, refs, sync
 from gitive.store import repo as repos
 from gitive.team.hive import Hive
 
@@ -25,6 +27,7 @@ class SyncReport:
     unreachable: dict[str, str] = field(default_factory=dict)  # remote -> one-line reason
     packed: bool = False
     dropped: int = 0  # body stores rewritten to drop retracted bodies
+    replaced: list[dict[str, Any]] = field(default_factory=list)  # junk on our refs a lease push replaced
 
     @property
     def ok(self) -> bool:
@@ -34,7 +37,36 @@ class SyncReport:
         return {"fetched": self.fetched, "received": self.received, "problems": self.problems,
                 "pushed": self.pushed, "rejected": [{"remote": r, "ref": f, "reason": why}
                                                     for r, f, why in self.rejected],
-                "unreachable": self.unreachable, "packed": self.packed, "dropped": self.dropped, "ok": self.ok}
+                "unreachable": self.unreachable, "packed": self.packed, "dropped": self.dropped,
+                "replaced": self.replaced, "ok": self.ok}
+
+
+# Inner signatures of entries authenticated by a hash link, checked per idle sync (about 50 ms of work).
+IDLE_SIGNATURE_CHECKS = 1_000
+
+
+def _signers_text(conn: Any, signers: dict[str, int]) -> str:
+    names = dict(conn.execute("SELECT machine, person || '/' || name FROM members").fetchall())
+    parts = [f"{'unsigned' if who == 'unsigned' else names.get(who, who[:12] + ' (not on the roster)')} ({n})"
+             for who, n in sorted(signers.items(), key=lambda kv: -kv[1])]
+    return ", ".join(parts)
+
+
+def _record_replaced(hive: Hive, remote: str, replaced: tuple[sync.Replaced, ...], report: SyncReport) -> None:
+    """Say in the index (for `gitive doctor`) who signed the commits a lease push replaced on the remote."""
+    with db.connect(hive.index_path) as conn:
+        conn.execute("BEGIN IMMEDIATE")
+        for r in replaced:
+            who = _signers_text(conn, r.signers)
+            odd = f", {r.malformed} of them no well-formed entry (junk or re-wrapped)" if r.malformed else ""
+            detail = (f"the remote's copy of this machine's log held {r.commits} commit(s) it did not write "
+                      f"(signed by: {who}{odd}); replaced with this machine's verified tip")
+            parsed = refs.parse_log_ref(r.ref)
+            record_problem(conn, Report(), "replaced", f"{remote}:{r.ref}", r.tip, hive.me,
+                           parsed.log if parsed else None, None, detail)
+            report.replaced.append({"remote": remote, "ref": r.ref, "tip": r.tip, "commits": r.commits,
+                                    "signers": r.signers, "malformed": r.malformed})
+        conn.execute("COMMIT")
 
 
 def _remotes(hive: Hive, repo: Any) -> list[str]:
@@ -68,6 +100,10 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
     with fresh_index(hive, progress) as (conn, ingested):
         report.received = ingested.received
         report.problems = ingested.problems
+        if not ingested.refs_read:  # an idle sync: check some inner signatures in the background
+            conn.execute("BEGIN IMMEDIATE")
+            check_signatures(conn, hive.team_id, IDLE_SIGNATURE_CHECKS)
+            conn.execute("COMMIT")
         if previous is not None:
             delays = sync_history.arrival_delays(conn, before, _me(hive), previous["at"], now_ms())
         if push:
@@ -77,16 +113,19 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
             reconciled = sum(bodies.reconcile(repo, hive.key, hive.team_id) for repo in hive.shared_stores())
             if report.dropped or reconciled:
                 catch_up(hive, conn)  # the pins follow, so the dropped bodies are unreachable here too
+        machines = [row[0] for row in conn.execute("SELECT machine FROM members ORDER BY machine")]
     if push:
         me = hive.me
         for repo, remote in reached:
             try:
-                result = sync.push(repo, remote, me)
+                result = sync.push(repo, remote, me, team_id=hive.team_id, signers=machines)
             except RemoteError as exc:
                 report.unreachable[remote] = str(exc)
                 continue
             report.pushed[remote] = result.pushed
             report.rejected += [(remote, ref, why) for ref, why in result.rejected]
+            if result.replaced:
+                _record_replaced(hive, remote, result.replaced, report)
     for repo in hive.stores():  # the personal store too: its bodies are rewritten like any other
         report.packed |= maintenance.upkeep(repo).packed
     _remember(hive, report, started, delays)

@@ -87,21 +87,36 @@ def open_pushed(repo_path: str | Path, env: Mapping[str, str] | None = None) -> 
 
 
 def _check_log(repo: pygit2.Repository, team_id: str, update: Update, machine: str, log: str) -> str | None:
+    """The reader's rules (docs/verification.md §1) applied to a pushed log tip: canonical form, v2 links,
+    signer = author = ref owner, seq, authenticity. Appending is a fast-forward; anything else may only replace
+    commits a reader refuses, and keeps every entry a reader verified."""
     if update.new is None:
         return "deleting a hive log is refused: logs are append-only"
-    old_seq = logs.read_entry(repo, update.old).seq if update.old else None
+    old_seq = None
+    if update.old:
+        try:
+            old_seq = logs.read_entry(repo, update.old).seq
+        except InvalidRecord:
+            old_seq = None  # the old tip is junk itself: the new tip must stand on its own
 
     def known(oid: str) -> int | None:
         return old_seq if oid == update.old else None
 
     result, base = verify.verify_chain(repo, team_id, update.ref, machine, log, update.new, known)
-    malformed = result.problem is not None and result.problem.kind == "malformed"
-    if update.old and base is None and not malformed:
-        return "not a fast-forward: a hive log may only be appended to"
     if result.problem:
         where = f" at seq {result.problem.seq}" if result.problem.seq is not None else ""
         return f"{result.problem.kind}{where}: {result.problem.detail}"
+    if update.old and base is None:
+        kept = _verified_head(repo, team_id, update.ref, machine, log, update.old)
+        if kept is not None and kept != update.new and not repo.descendant_of(update.new, kept):
+            return "not a fast-forward: a hive log may only be appended to"
     return None
+
+
+def _verified_head(repo: pygit2.Repository, team_id: str, ref: str, machine: str, log: str, tip: str) -> str | None:
+    """The last commit of ``tip``'s chain a reader verifies (None when it verifies nothing)."""
+    result, _ = verify.verify_chain(repo, team_id, ref, machine, log, tip, lambda oid: None)
+    return result.entries[-1].commit if result.entries else None
 
 
 def _check_snapshot(repo: pygit2.Repository, team_id: str, update: Update, kind: str, machine: str) -> str | None:

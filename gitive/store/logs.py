@@ -2,16 +2,21 @@
 
 One entry per commit: the tree holds only ``entry.json`` (the canonical ``Signed<LogEntry>``), the parent is
 the previous entry, and author, committer and message derive from the entry alone, so the same entry has the
-same commit id on every machine. Nothing here touches a working tree or the git index.
+same commit id on every machine. That canonical commit form is built by one function (:func:`commit_bytes`)
+that the writer and the reader share: a commit that is not exactly those bytes is malformed, never another
+copy of the entry (docs/verification.md §1). Nothing here touches a working tree or the git index.
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
+import re
 import time
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+import blake3
 import pygit2
 from nacl.signing import SigningKey
 
@@ -23,7 +28,16 @@ from gitive.core.keys import machine_id
 from gitive.errors import InvalidRecord, RaceLost
 from gitive.store import refs
 
-_BLOB = pygit2.enums.FileMode.BLOB
+_OBJ = pygit2.enums.ObjectType
+_TREE_PREFIX = f"100644 {ENTRY_FILE}\0".encode()
+_ENVELOPE_KEYS = frozenset({"body", "by", "sig"})
+# Lowercase only: bytes.fromhex reads "AB" as "ab", and two spellings of one signature would be two entries.
+_SIG = re.compile(r"[0-9a-f]{128}")
+
+
+def entry_hash(data: bytes) -> str:
+    """An entry's identity: blake3 hex of its stored ``entry.json`` bytes (what a later entry's ``prev`` names)."""
+    return blake3.blake3(data).hexdigest()
 
 
 class Entry(NamedTuple):
@@ -33,6 +47,15 @@ class Entry(NamedTuple):
     parent: str | None
     signed: dict[str, Any]
     raw: bytes = b""  # the canonical envelope as stored
+    digest: str = ""  # entry_hash(raw), when the reader computed it already
+
+    @property
+    def hash(self) -> str:
+        return self.digest or entry_hash(self.raw)
+
+    @property
+    def version(self) -> int:
+        return self.signed["body"].get("v", 1)
 
     @property
     def body_bytes(self) -> bytes:
@@ -53,7 +76,11 @@ class Entry(NamedTuple):
 
 
 def summary(entry: dict[str, Any]) -> str:
-    """The one-line commit message that makes ``git log refs/hive/logs/...`` readable."""
+    """The one-line commit message that makes ``git log refs/hive/logs/...`` readable.
+
+    Part of the canonical commit form: changing what it prints for an existing record kind makes every stored
+    commit of that kind malformed. A new kind may add its own detail.
+    """
     record = entry["record"]
     detail = ""
     if record["type"] == "member":
@@ -64,51 +91,80 @@ def summary(entry: dict[str, Any]) -> str:
     return f"{entry['log']} #{entry['seq']}: {record['type']}{detail}"
 
 
-def _write_commit(repo: pygit2.Repository, data: bytes, entry: dict[str, Any], parent: str | None) -> str:
-    blob = repo.create_blob(data)
-    builder = repo.TreeBuilder()
-    builder.insert(ENTRY_FILE, blob, _BLOB)
-    tree = builder.write()
-    who = pygit2.Signature(entry["author"][:16], f"{entry['author']}@hive", entry["at"] // 1000, 0)
-    parents = [pygit2.Oid(hex=parent)] if parent else []
-    return str(repo.create_commit(None, who, who, summary(entry) + "\n", tree, parents))
+def tree_bytes(blob: pygit2.Oid) -> bytes:
+    """The canonical tree object of an entry: one ``100644 entry.json`` pointing at ``blob``."""
+    return _TREE_PREFIX + blob.raw
+
+
+def commit_bytes(tree: str, parent: str | None, entry: dict[str, Any]) -> bytes:
+    """The canonical commit object of ``entry`` (its body) on ``parent``: what the writer stores and the reader
+    rebuilds and compares. Author and committer are ``<author[:16]> <<author>@hive> <at // 1000> +0000``, the
+    message is :func:`summary` and a newline; nothing else (no encoding, no signature, no second parent)."""
+    who = f"{entry['author'][:16]} <{entry['author']}@hive> {entry['at'] // 1000} +0000"
+    head = f"tree {tree}\n" + (f"parent {parent}\n" if parent else "")
+    return f"{head}author {who}\ncommitter {who}\n\n{summary(entry)}\n".encode()
+
+
+def write_commit(repo: pygit2.Repository, data: bytes, entry: dict[str, Any], parent: str | None) -> str:
+    """Write blob, tree and commit objects of one entry (no ref moves); return the commit id."""
+    odb = repo.odb
+    tree = odb.write(_OBJ.TREE, tree_bytes(odb.write(_OBJ.BLOB, data)))
+    return str(odb.write(_OBJ.COMMIT, commit_bytes(str(tree), parent, entry)))
+
+
+def _object_id(kind: bytes, data: bytes, size: int) -> bytes:
+    """The git object id of ``data`` as an object of ``kind`` (SHA-1, or SHA-256 in a repository using it)."""
+    hasher = hashlib.sha1 if size == 20 else hashlib.sha256
+    return hasher(kind + b" %d\0" % len(data) + data).digest()
 
 
 def read_entry(repo: pygit2.Repository, oid: str) -> Entry:
-    """Read and structurally check one entry commit (not its signature: see ``store.verify``).
+    """Read and structurally check one entry commit, canonical commit form included (not its signature or its
+    place in the chain: see ``store.verify``).
+
+    The canonical form is checked by rebuilding the tree and commit objects the entry determines and comparing
+    their ids with the ones read: equal ids are equal bytes.
 
     Raises:
-        InvalidRecord: the commit is not a well-formed hive entry.
+        InvalidRecord: the commit is not a well-formed hive entry in canonical form.
     """
     try:
         commit = repo[oid]
-    except (KeyError, ValueError):
+    except (KeyError, ValueError, pygit2.GitError):
         raise InvalidRecord(f"object {oid} is missing") from None
     if not isinstance(commit, pygit2.Commit):
         raise InvalidRecord(f"{oid} is not a commit")
-    if len(commit.parent_ids) > 1:
+    parents = commit.parent_ids
+    if len(parents) > 1:
         raise InvalidRecord(f"{oid} has more than one parent")
     tree = commit.tree
-    if len(tree) != 1:
-        raise InvalidRecord(f"{oid} does not hold exactly one {ENTRY_FILE}")
-    item = tree[0]
-    if item.name != ENTRY_FILE or item.type_str != "blob":
+    if len(tree) != 1 or (item := tree[0]).name != ENTRY_FILE:
         raise InvalidRecord(f"{oid} does not hold exactly one {ENTRY_FILE}")
     blob = repo[item.id]
-    if blob.size > MAX_ENTRY_BYTES:
-        raise InvalidRecord(f"{oid} entry is {blob.size} bytes, over the {MAX_ENTRY_BYTES} cap")
+    if not isinstance(blob, pygit2.Blob):
+        raise InvalidRecord(f"{oid} does not hold exactly one {ENTRY_FILE}")
+    # A pushed blob is at most what the remote let through: read it, then refuse it when it is too big.
     data = blob.data
+    if len(data) > MAX_ENTRY_BYTES:
+        raise InvalidRecord(f"{oid} entry is {len(data)} bytes, over the {MAX_ENTRY_BYTES} cap")
+    parent = str(parents[0]) if parents else None
     try:
         env = canonical.loads_canonical(data)
-        if (not isinstance(env, dict) or env.keys() != {"body", "by", "sig"} or not is_machine_id(env["by"])
-                or not isinstance(env["sig"], str) or len(env["sig"]) != 128):
+        if (not isinstance(env, dict) or env.keys() != _ENVELOPE_KEYS or not is_machine_id(env["by"])
+                or not isinstance(env["sig"], str) or not _SIG.fullmatch(env["sig"])):
             raise InvalidRecord(f"{oid} entry is not a signed envelope")
         records.check_entry(env["body"])
+        tree_id = commit.tree_id
+        size = len(tree_id.raw)
+        canonical_form = (_object_id(b"tree", tree_bytes(item.id), size) == tree_id.raw and _object_id(
+            b"commit", commit_bytes(str(tree_id), parent, env["body"]), size) == commit.id.raw)
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
         # Whatever a peer wrote, reading it must end in a refusal, never a crash of every reader.
         raise InvalidRecord(f"{oid} entry is malformed: {type(exc).__name__}") from None
-    parent = str(commit.parent_ids[0]) if commit.parent_ids else None
-    return Entry(oid, parent, env, data)
+    if not canonical_form:
+        raise InvalidRecord(f"{oid} is not in canonical commit form (its message, times, identity or headers "
+                            "differ from what its entry determines)")
+    return Entry(oid, parent, env, data, entry_hash(data))
 
 
 def append(
@@ -121,7 +177,7 @@ def append(
     *,
     at: int | None = None,
 ) -> Entry:
-    """Sign ``record`` and append it to this machine's ``log``.
+    """Sign ``record`` and append it to this machine's ``log`` as a v2 entry linked to the previous one.
 
     The ref moves by compare-and-swap from the tip this call read; on a race the entry is rebuilt on the new
     tip (next seq) and tried again, so parallel writers never lose an entry or leave a gap.
@@ -137,16 +193,18 @@ def append(
         old = refs.tip(repo, name)
         prev = read_entry(repo, old) if old else None
         stamp = at if at is not None else now_ms()
-        entry = {"author": author, "log": log, "scope": scope, "seq": prev.seq + 1 if prev else 1,
-                 "at": stamp, "record": record}
+        entry = {"v": records.ENTRY_VERSION, "author": author, "log": log, "scope": scope,
+                 "seq": prev.seq + 1 if prev else 1, "at": stamp, "record": record}
+        if prev:  # a v1 log continues in v2 here: its first v2 entry links the last v1 one like any other
+            entry["prev"] = prev.hash
         records.check_entry(entry)
         envelope = signed.sign(key, team_id, kind, entry)
         data = canonical.dumps(envelope)
         if len(data) > MAX_ENTRY_BYTES:
             raise InvalidRecord(f"entry is {len(data)} bytes, over the {MAX_ENTRY_BYTES} cap")
-        commit = _write_commit(repo, data, entry, old)
+        commit = write_commit(repo, data, entry, old)
         if refs.set_if_equals(repo, name, old, commit, f"gitive: {summary(entry)}"):
-            return Entry(commit, old, envelope, data)
+            return Entry(commit, old, envelope, data, entry_hash(data))
         time.sleep(random.uniform(0.001, 0.005) * (1 + attempt))
     raise RaceLost(f"could not append to {name}: other writers kept moving it; try again")
 

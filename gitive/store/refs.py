@@ -41,6 +41,11 @@ def pinned_ref(machine: str, log: str) -> RefName:
     return RefName(f"{PINNED_REF_PREFIX}logs/{machine}/{log}")
 
 
+def fork_ref(machine: str, log: str, commit: str) -> RefName:
+    """Where a reader keeps an entry that equivocates with the one it holds (evidence a rebuild reads again)."""
+    return RefName(f"{PINNED_REF_PREFIX}forks/{commit}/logs/{machine}/{log}")
+
+
 def pinned_bodies_ref(machine: str) -> RefName:
     """Where a reader keeps the newest body snapshot of ``machine`` it accepted (docs/verification.md §5)."""
     return RefName(f"{PINNED_REF_PREFIX}bodies/{machine}")
@@ -50,7 +55,7 @@ class LogRef(NamedTuple):
     """A log ref as found in a repository: who owns it, which log, and where it came from."""
 
     name: str
-    source: str  # "local", "pinned", or the remote name
+    source: str  # "local", "pinned", "fork", or the remote name
     machine: str
     log: str
 
@@ -61,6 +66,11 @@ def parse_log_ref(name: str) -> LogRef | None:
         source, rest = "local", name[len(LOG_REF_PREFIX):]
     elif name.startswith(PINNED_REF_PREFIX + "logs/"):
         source, rest = "pinned", name[len(PINNED_REF_PREFIX) + 5:]
+    elif name.startswith(PINNED_REF_PREFIX + "forks/"):
+        _, _, tail = name[len(PINNED_REF_PREFIX) + 6:].partition("/")
+        if not tail.startswith("logs/"):
+            return None
+        source, rest = "fork", tail[5:]
     elif name.startswith(REMOTES_REF_PREFIX):
         remote, _, tail = name[len(REMOTES_REF_PREFIX):].partition("/")
         if not tail.startswith("logs/"):

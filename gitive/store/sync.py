@@ -2,7 +2,9 @@
 
 Fetch maps a remote's ``refs/hive/*`` to ``refs/hive-remotes/<remote>/*`` and never onto local
 ``refs/hive/*``, which would overwrite entries not pushed yet. Push names only this machine's refs: logs
-fast-forward only, bodies and presence forced (they are rewritten by design).
+fast-forward only, bodies and presence forced (they are rewritten by design). When the remote's copy of one of
+this machine's logs holds commits this machine did not write (junk or forgeries stacked on it by whoever can
+push), the verified tip is pushed with a lease on exactly the tip that was fetched (docs/verification.md §2).
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from typing import NamedTuple
 import pygit2
 
 from gitive.constants import BODIES_REF_PREFIX, LOG_REF_PREFIX, PRESENCE_REF_PREFIX, REMOTES_REF_PREFIX
-from gitive.errors import GitCommandError, RemoteError
-from gitive.store import git, refs
+from gitive.core import canonical, signed
+from gitive.errors import GitCommandError, InvalidRecord, RemoteError
+from gitive.store import git, logs, refs
 from gitive.store import repo as repos
 
 
@@ -59,10 +62,21 @@ def fetch(repo: pygit2.Repository, remote: str, timeout: float = 300) -> dict[st
     return {name: tip for name, tip in after.items() if before.get(name) != tip}
 
 
+class Replaced(NamedTuple):
+    """Commits on the remote's copy of one of our logs that a lease push replaced, and who signed them."""
+
+    ref: str
+    tip: str  # the remote's tip as fetched (what the lease named)
+    commits: int
+    signers: dict[str, int]  # machine id (a valid signature for this team) or "unsigned" -> commits
+    malformed: int = 0  # commits that are no well-formed entry (junk, or signed bytes re-wrapped)
+
+
 class PushResult(NamedTuple):
     pushed: list[str]
     rejected: list[tuple[str, str]]  # (ref, one-line reason)
     skipped: bool  # nothing to push: the remote already had every tip
+    replaced: tuple[Replaced, ...] = ()
 
 
 def own_refs(repo: pygit2.Repository, me: str) -> dict[str, str]:
@@ -94,8 +108,94 @@ def _parse_porcelain(out: str, err: str) -> tuple[list[str], list[tuple[str, str
     return pushed, rejected
 
 
-def push(repo: pygit2.Repository, remote: str, me: str, timeout: float = 300) -> PushResult:
+_FOREIGN_WALK_CAP = 100_000  # commits of someone else's chain read to say who signed them
+_SIGNER_TRIES = 2_000  # signature checks spent finding who really signed commits that claim another signer
+
+
+def _signer(repo: pygit2.Repository, oid: str, team_id: str, candidates: list[str], budget: list[int]) -> str:
+    """Who signed the entry in commit ``oid`` (machine id), whatever its wrapper; "unsigned" if nobody we know."""
+    try:
+        commit = repo[oid]
+        data = repo[commit.tree["entry.json"].id].data if isinstance(commit, pygit2.Commit) else b""
+        env = canonical.loads(data)
+        body = env["body"]
+        kind, claimed, sig = body["record"]["type"], env["by"], env["sig"]
+    except Exception:  # not an entry at all
+        return "unsigned"
+    for who in dict.fromkeys([claimed, *candidates]):
+        if budget[0] <= 0:
+            break
+        budget[0] -= 1
+        try:
+            if signed.signature_ok(team_id, kind, {"body": body, "by": who, "sig": sig}):
+                return str(who)
+        except Exception:
+            break
+    return "unsigned"
+
+
+def _foreign(repo: pygit2.Repository, theirs: str, mine: str, me: str, team_id: str,
+             candidates: list[str]) -> tuple[int, dict[str, int], list[int], int]:
+    """Walk the remote's chain from ``theirs`` down to a commit of our log; classify what is not ours.
+
+    Returns the commits counted, signers (machine id or "unsigned") -> commits, the seqs of commits that are
+    authentic entries signed by this machine that it does not hold (never to be overwritten), and how many
+    commits are no well-formed entry.
+    """
+    ours = {str(c.id) for c in repo.walk(mine, pygit2.enums.SortMode.NONE)} if mine in repo else set()
+    signers: dict[str, int] = {}
+    own: list[int] = []
+    budget = [_SIGNER_TRIES]
+    count, malformed, oid = 0, 0, theirs
+    while oid and oid not in ours and count < _FOREIGN_WALK_CAP:
+        count += 1
+        who = _signer(repo, oid, team_id, candidates, budget)
+        signers[who] = signers.get(who, 0) + 1
+        try:
+            entry = logs.read_entry(repo, oid)
+        except InvalidRecord:
+            entry = None  # junk or a re-wrapped copy: no reader accepts it, so replacing it loses nothing
+            malformed += 1
+        if who == me and entry is not None and entry.body["author"] == me and entry.signed["by"] == me:
+            own.append(entry.seq)
+        oid = _first_parent(repo, oid)
+    return count, signers, own, malformed
+
+
+def _first_parent(repo: pygit2.Repository, oid: str) -> str | None:
+    try:
+        commit = repo[oid]
+    except (KeyError, ValueError):
+        return None
+    return str(commit.parent_ids[0]) if isinstance(commit, pygit2.Commit) and commit.parent_ids else None
+
+
+def _plan(repo: pygit2.Repository, name: str, mine: str, theirs: str | None, me: str, team_id: str | None,
+          candidates: list[str]) -> tuple[str | None, Replaced | None, str | None]:
+    """How to push one of our refs: (lease expectation or None, what it replaces, or a reason not to push)."""
+    if theirs is None or not name.startswith(LOG_REF_PREFIX) or theirs not in repo:
+        return None, None, None  # a new ref, a snapshot (forced by design), or a tip we never fetched
+    if theirs == mine or repo.descendant_of(mine, theirs):
+        return None, None, None  # the remote holds a verified prefix of ours: a fast-forward
+    if team_id is None:
+        return None, None, None  # cannot tell who signed what: let the remote refuse the non-fast-forward
+    count, signers, own, malformed = _foreign(repo, theirs, mine, me, team_id, candidates)
+    if own:
+        return None, None, (f"the remote holds {len(own)} entries signed by this machine that it does not have "
+                            f"(seq {min(own)}-{max(own)}); not overwritten: this machine's key is in use "
+                            "elsewhere or it was restored from an old copy")
+    return theirs, Replaced(name, theirs, count, signers, malformed), None
+
+
+def push(repo: pygit2.Repository, remote: str, me: str, timeout: float = 300, *,
+         team_id: str | None = None, signers: list[str] | None = None) -> PushResult:
     """Push this machine's own hive refs that the remote (as last fetched) does not have.
+
+    A log whose remote copy is not a prefix of ours (someone else's commits stacked on it) is pushed with
+    ``--force-with-lease=<ref>:<the fetched tip>``, unless those commits include entries signed by this
+    machine (given ``team_id``) that it does not hold: those are never overwritten, and the ref is reported.
+    What was replaced is returned with who signed it: the machine it claims, one of ``signers`` (the roster's
+    machines) if that is whose signature it really carries, or "unsigned".
 
     Raises:
         RemoteError: the remote cannot be reached at all (a refused ref is reported, not raised).
@@ -106,7 +206,20 @@ def push(repo: pygit2.Repository, remote: str, me: str, timeout: float = 300) ->
     todo = sorted(n for n, tip in mine.items() if theirs.get(prefix + n[len("refs/hive/"):]) != tip)
     if not todo:
         return PushResult([], [], True)
-    code, out, err = git.run(["push", "--porcelain", remote, *map(_refspec, todo)], cwd=repo.path,
+    leases, replaced, refused, specs = [], [], [], []
+    for name in todo:
+        lease, gone, why = _plan(repo, name, mine[name], theirs.get(prefix + name[len("refs/hive/"):]), me,
+                                 team_id, signers or [])
+        if why:
+            refused.append((name, why))
+            continue
+        if lease:
+            leases.append(f"--force-with-lease={name}:{lease}")
+            replaced.append(gone)
+        specs.append(_refspec(name))
+    if not specs:
+        return PushResult([], refused, False)
+    code, out, err = git.run(["push", "--porcelain", *leases, remote, *specs], cwd=repo.path,
                              check=False, timeout=timeout)
     pushed, rejected = _parse_porcelain(out, err)
     if code != 0 and not rejected and not pushed:
@@ -114,4 +227,5 @@ def push(repo: pygit2.Repository, remote: str, me: str, timeout: float = 300) ->
                            GitCommandError(("git", "push", remote), code, out, err))
     for name in pushed:  # the remote has them now: record that, as a fetch would
         refs.force_set(repo, prefix + name[len("refs/hive/"):], mine[name], "gitive: pushed")
-    return PushResult(pushed, rejected, False)
+    done = set(pushed)
+    return PushResult(pushed, refused + rejected, False, tuple(r for r in replaced if r and r.ref in done))

@@ -42,12 +42,14 @@ def test_sync_pushes_only_this_machines_own_refs(pair: tuple[Machine, Machine], 
 
 def test_push_refused_by_the_remote_is_one_line_and_exit_1(pair: tuple[Machine, Machine],
                                                             bare_remote: Path) -> None:
-    alice, bob = pair
+    alice, _ = pair
     ours = refs.log_ref(alice.id, "roster")
-    # someone else moves the remote's tip of alice's own log to an unrelated commit
-    stranger = bob.git("rev-parse", "HEAD").strip()
-    bob.git("push", "--quiet", "--force", "origin", f"{stranger}:{ours}")
-    alice.ok("invite", "--no-push")  # a new entry of alice's that now cannot fast-forward the remote
+    before = fixtures.ref_tips(bare_remote)[ours]
+    hook = bare_remote / "hooks" / "pre-receive"  # a server that refuses every update, with its reason
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\necho 'refs are frozen on this server' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    alice.ok("invite", "--no-push")  # a new entry of alice's for the server to refuse
     local = refs.tip(alice.repo, ours)
 
     result = alice.run("sync")
@@ -55,7 +57,7 @@ def test_push_refused_by_the_remote_is_one_line_and_exit_1(pair: tuple[Machine, 
     assert "Traceback" not in result.out + result.err
     naming = [ln for ln in (result.out + result.err).splitlines() if ours in ln]
     assert len(naming) == 1 and "origin" in naming[0], str(result)
-    assert fixtures.ref_tips(bare_remote)[ours] == stranger  # nothing was forced
+    assert fixtures.ref_tips(bare_remote)[ours] == before  # nothing moved
     assert refs.tip(alice.repo, ours) == local  # and alice's own log is untouched
 
     report = alice.run("sync", "--json")

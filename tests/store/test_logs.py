@@ -23,7 +23,7 @@ from gitive.core import canonical, signed
 from gitive.errors import InvalidRecord, RaceLost
 from gitive.store import logs, refs, verify
 from testing import fixtures
-from testing.builders import TEAM_ID, TEAM_SCOPE, entry_body, machine, member_record
+from testing.builders import TEAM_ID, TEAM_SCOPE, entry_body, entry_commit, machine, member_record
 from testing.fixtures import run_git
 
 ME = machine("writer")
@@ -45,7 +45,10 @@ def seqs(repo: pygit2.Repository, ref: str = REF) -> list[int]:
 
 
 def commit_of(repo: pygit2.Repository, files: dict[str, bytes | pygit2.Oid], parents: tuple[str, ...] = ()) -> str:
-    """A commit holding ``files`` (bytes become blobs, an ``Oid`` is inserted as a subtree)."""
+    """A commit holding ``files`` (bytes become blobs, an ``Oid`` is inserted as a subtree); one entry file with
+    at most one parent is wrapped in canonical commit form, so what fails is the entry, not its wrapper."""
+    if list(files) == [ENTRY_FILE] and isinstance(files[ENTRY_FILE], bytes) and len(parents) < 2:
+        return entry_commit(repo, files[ENTRY_FILE], parents[0] if parents else None)
     builder = repo.TreeBuilder()
     for name, data in files.items():
         if isinstance(data, pygit2.Oid):
@@ -79,7 +82,7 @@ def test_append_stores_one_canonical_signed_entry_per_commit(bare_repo: pygit2.R
     assert [item.name for item in commit.tree] == [ENTRY_FILE]
     data = bare_repo[commit.tree[ENTRY_FILE].id].data
     assert data == canonical.dumps(entry.signed) == entry.raw
-    assert entry.body == {"author": ME.id, "log": "team", "scope": {"team": True}, "seq": 1,
+    assert entry.body == {"v": 2, "author": ME.id, "log": "team", "scope": {"team": True}, "seq": 1,
                           "at": 1_700_000_123_456, "record": team_record("acme")}
     assert entry.body_bytes == canonical.dumps(entry.body)
     assert signed.signature_ok(TEAM_ID, "team", entry.signed)

@@ -1,0 +1,141 @@
+"""The ``entries`` table: rows of verified entries, inserted with equivocation found by entry hash.
+
+An entry's identity is the hash of its ``entry.json`` bytes (docs/verification.md §1). Two commits carrying the
+same bytes are one entry; two authentic entries with different hashes for one (author, log, seq) are an
+equivocation: the log is quarantined from that seq, and the other entry's commit is pinned under
+``refs/hive-pinned/forks/`` so that a rebuild sees the same fork even after a source drops it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+import pygit2
+
+from gitive.core import signed
+from gitive.index import lessons as lesson_tables
+from gitive.index.db import meta_get, meta_set
+from gitive.index.problems import Report, record_problem
+from gitive.store import refs
+from gitive.store.logs import Entry
+
+Row = tuple[Any, ...]  # (author, log, seq, commit, kind, at, scope, envelope, hash, sig_checked)
+COLUMNS = "author, log, seq, commit_id, kind, at, scope, envelope, hash, sig_checked"
+_INSERT = f"INSERT OR IGNORE INTO entries({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)"
+
+# sig_checked: 1 = its own signature verified; 0 = authenticated by the hash link above it, its own signature
+# not checked yet; 2 = its own signature checked and found bad (reported; still authentic through the link).
+UNCHECKED, CHECKED, BAD_INNER = 0, 1, 2
+
+_SCOPES: dict[str, str] = {}
+
+
+def _scope_text(scope: dict[str, Any]) -> str:
+    key = next(iter(scope.items()), ("", ""))
+    text = _SCOPES.get(f"{key[0]}={key[1]}")
+    if text is None:
+        text = _SCOPES[f"{key[0]}={key[1]}"] = json.dumps(scope, sort_keys=True)
+    return text
+
+
+def rows_of(entries: list[Entry], checked: tuple[bool, ...] | list[bool] | None = None) -> list[Row]:
+    """Index rows for verified entries; ``checked[i]`` says whether entry i's own signature was verified."""
+    flags = checked if checked is not None else [True] * len(entries)
+    return [(e.body["author"], e.body["log"], e.body["seq"], e.commit, e.kind, e.body["at"],
+             _scope_text(e.body["scope"]), e.raw.decode(), e.hash, CHECKED if ok else UNCHECKED)
+            for e, ok in zip(entries, flags, strict=True)]
+
+
+def entry_of(commit: str, envelope: str) -> Entry:
+    return Entry(commit, None, json.loads(envelope), envelope.encode())
+
+
+def _project(conn: sqlite3.Connection, report: Report, rows: list[Row]) -> None:
+    for row in rows:
+        if row[4] in lesson_tables.KINDS:
+            entry = entry_of(row[3], row[7])
+            lesson_tables.project_entry(conn, entry)
+            record = entry.body["record"]
+            report.lessons_touched.add(record.get("id") or record.get("about") or record.get("lesson") or "")
+
+
+def insert(conn: sqlite3.Connection, report: Report, repo: pygit2.Repository, source: str,
+           rows: list[Row]) -> int:
+    """Insert verified rows of one log, oldest first; stop at an equivocation. Returns the rows inserted."""
+    conn.execute("SAVEPOINT entries_insert")
+    before = conn.total_changes
+    conn.executemany(_INSERT, rows)
+    if conn.total_changes - before == len(rows):
+        conn.execute("RELEASE entries_insert")
+        _project(conn, report, rows)
+        return len(rows)
+    # Some rows are there already (another source of the same log read in this batch) or collide: go one
+    # by one, so only what is new is projected and an equivocation stops what lies above it.
+    conn.execute("ROLLBACK TO entries_insert")
+    conn.execute("RELEASE entries_insert")
+    inserted = 0
+    for row in rows:
+        if conn.execute(_INSERT, row).rowcount == 1:
+            _project(conn, report, [row])
+            inserted += 1
+            continue
+        other = conn.execute("SELECT commit_id, hash FROM entries WHERE author=? AND log=? AND seq=?",
+                             row[:3]).fetchone()
+        if other is None or other[1] == row[8]:
+            continue  # the same entry (perhaps wrapped in another commit below an old v1 fork)
+        _equivocation(conn, report, repo, row, other[0])
+        break
+    return inserted
+
+
+def _equivocation(conn: sqlite3.Connection, report: Report, repo: pygit2.Repository, row: Row,
+                  other: str) -> None:
+    author, log, seq, commit = row[:4]
+    first, second = sorted((commit, other))  # the same record whichever entry was read first
+    record_problem(conn, report, "equivocation", refs.log_ref(author, log), first, author, log, seq,
+                   f"two different entries claim seq {seq} ({first[:12]} and {second[:12]}); "
+                   "both quarantined from there")
+    conn.execute("UPDATE logs SET quarantined_from = MIN(COALESCE(quarantined_from, ?), ?) "
+                 "WHERE author = ? AND log = ?", (seq, seq, author, log))
+    report.quarantined = True  # a quarantine hides entries: lesson states (and a roster) are recomputed
+    if log == "roster":
+        report.roster_changed = True
+    fork = refs.fork_ref(author, log, commit)
+    if refs.tip(repo, fork) != commit:
+        refs.force_set(repo, fork, commit, "gitive: keep an equivocating entry")
+    conn.execute("INSERT INTO cursors(store, ref, tip, seq) VALUES (?,?,?,?) ON CONFLICT(store, ref) DO UPDATE "
+                 "SET tip = excluded.tip", (repo.path, fork, commit, seq))
+
+
+def check_signatures(conn: sqlite3.Connection, team_id: str, limit: int | None = None) -> tuple[int, int]:
+    """Check the own signatures of entries authenticated by a hash link only (background work, bounded).
+
+    An inner signature that fails leaves the entry authentic (its successor vouches for its bytes) but is
+    reported as ``inner-signature``: the author's machine wrote something no honest writer does. Rows are
+    taken in rowid order from a watermark in ``meta`` (no index to keep up on the hot insert path).
+
+    Returns:
+        (entries checked, signatures that failed).
+    """
+    upto = int(meta_get(conn, "inner-signatures-upto") or 0)
+    sql = ("SELECT rowid, author, log, seq, commit_id, envelope FROM entries WHERE rowid > ? AND sig_checked = 0 "
+           "ORDER BY rowid")
+    rows = conn.execute(sql + (" LIMIT ?" if limit is not None else ""),
+                        (upto, limit) if limit is not None else (upto,)).fetchall()
+    failed = []
+    for rowid, author, log, seq, commit, envelope in rows:
+        entry = entry_of(commit, envelope)
+        env = entry.signed
+        if not signed.signature_ok_raw(team_id, entry.kind, env["by"], env["sig"], entry.body_bytes):
+            failed.append((rowid, author, log, seq, commit))
+    conn.executemany("UPDATE entries SET sig_checked = 1 WHERE rowid = ?", [(r[0],) for r in rows])
+    report = Report()
+    for rowid, author, log, seq, commit in failed:
+        conn.execute("UPDATE entries SET sig_checked = 2 WHERE rowid = ?", (rowid,))
+        record_problem(conn, report, "inner-signature", refs.log_ref(author, log), commit, author, log, seq,
+                       "this entry's own signature does not verify; the entry above it vouches for its bytes")
+    if rows:
+        meta_set(conn, "inner-signatures-upto", str(rows[-1][0]))
+    return len(rows), len(failed)
