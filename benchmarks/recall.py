@@ -99,6 +99,7 @@ def write_lessons(hive: Any, lessons: list[data.Lesson], stamps: dict[str, int],
     from gitive.lessons.propose import propose
     from gitive.lessons.review import review
 
+    signer = c.person_key(Path(os.environ["GITIVE_HOME"]))
     replaces = {lesson.replaced_by: lesson.key for lesson in lessons if lesson.replaced_by}  # new -> old
     order = sorted(lessons, key=lambda lesson: stamps[lesson.key])
     start = time.perf_counter()
@@ -111,7 +112,7 @@ def write_lessons(hive: Any, lessons: list[data.Lesson], stamps: dict[str, int],
             ids[lesson.key] = made.id
             if lesson.state != "proposed":
                 os.environ["GITIVE_NOW_MS"] = str(stamps[lesson.key] + 60_000)
-                review(hive, conn, made.id, approved=True, note="benchmark")
+                review(hive, conn, made.id, approved=True, note="benchmark", signer=signer)
             if n % 500 == 0:
                 print(f"\n    {progress}: {n:,} of {len(order):,} written, "
                       f"{(time.perf_counter() - start) / n * 1000:.0f} ms per lesson", end="", file=sys.stderr,
@@ -123,7 +124,6 @@ def write_lessons(hive: Any, lessons: list[data.Lesson], stamps: dict[str, int],
 
 
 def build_labelled(target: Path) -> dict[str, Any]:
-    from gitive.cli.main import run
 
     shutil.rmtree(target, ignore_errors=True)
     remote, work, home = target / "remote.git", target / "work", target / "home"
@@ -136,7 +136,7 @@ def build_labelled(target: Path) -> dict[str, Any]:
     stamps = _stamps(lessons, now, 400)
     ids: dict[str, str] = {}
     with c.in_dir(work, home), contextlib.redirect_stdout(sys.stderr):
-        if run(["init", "--person", "alice", "--machine", "bench-box"]) != 0:
+        if c.run_deciding(["init", "--person", "alice", "--machine", "bench-box"], home) != 0:
             raise RuntimeError("gitive init failed")
     with in_hive(work, home) as hive:
         start = time.perf_counter()

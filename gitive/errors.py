@@ -48,3 +48,7 @@ class RemoteError(GitiveError):
 
 class RaceLost(GitiveError):
     """A compare-and-swap ref update kept losing to other writers."""
+
+
+class NotAllowed(GitiveError):
+    """A decision this person may not make, or that readers would not count; nothing was written."""

@@ -129,3 +129,17 @@ class LogBook:
                        self.team_id)
         self.entries.append(env)
         return env
+
+
+def person_signer(name: str) -> Any:
+    """A person key derived from ``name`` (deterministic), unlocked: what ``gitive person init`` would hold."""
+    from gitive.core.personkey import LocalSigner
+
+    return LocalSigner(SigningKey(blake3.blake3(b"gitive-test-person/" + name.encode()).digest()))
+
+
+def gestured(signer: Any, author: Machine | str, record: dict[str, Any], team_id: str = TEAM_ID) -> dict[str, Any]:
+    """``record`` with a gesture by ``signer`` for ``author`` (docs/verification.md §3)."""
+    from gitive.core import gesture
+
+    return gesture.sign(signer, team_id, author.id if isinstance(author, Machine) else author, record)

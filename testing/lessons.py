@@ -137,9 +137,17 @@ def as_person(machine: Machine, *args: str, answers: Sequence[tuple[str, str]] =
     return run_in_pty(args, machine.clone, person_env(machine.home, **extra), answers, timeout)
 
 
+PASSPHRASE_PROMPT = "Passphrase of your person key"
+
+
 def confirmed(machine: Machine, *args: str, prompt: str = "Sign this", **extra: str) -> str:
-    """Run a command that asks for one confirmation on ``machine``'s terminal, answer ``y``, require exit 0."""
-    code, out = as_person(machine, *args, answers=[(prompt, "y\n")], **extra)
+    """Run a command that asks for one confirmation on ``machine``'s terminal, answer ``y`` and then the
+    person key's passphrase; require exit 0."""
+    from testing import people
+
+    people.person_key(machine.home)
+    code, out = as_person(machine, *args, answers=[(prompt, "y\n"), (PASSPHRASE_PROMPT, people.PASSPHRASE + "\n")],
+                          **extra)
     assert code == 0, f"gitive {' '.join(args)} on {machine.name}: exit {code}\n{out}"
     return out
 

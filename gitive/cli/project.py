@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from gitive.cli.output import console, emit_json
+from gitive.cli.person import passphrase_stdin, signer_if_any
 
 app = typer.Typer(help="Project membership: who reviews and receives this project's lessons.\n\n"
                        "Example: gitive project confirm bob",
@@ -44,8 +45,11 @@ def show(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help=
 def confirm(
     person: str = typer.Argument(..., help="The person to confirm."),
     owner: bool = typer.Option(False, "--owner", help="Make them an owner too."),
+    stdin: bool = passphrase_stdin(),
 ) -> int:
-    """Confirm a person as a member (or owner) of this project; owners only.
+    """Confirm a person as a member (or owner) of this project; its owners and the team's admins only.
+
+    Signed with your person key: a confirmation decides whose reviews count for this project's lessons.
 
     Example: gitive project confirm bob
     """
@@ -54,13 +58,15 @@ def confirm(
     from gitive.lessons import gate
     from gitive.team.hive import open_hive
 
-    gate.require_person("confirming a project member")
+    gate.require_person("confirming a project member", scripted=stdin)
     hive = open_hive()
     what = "an owner" if owner else "a member"
-    if not typer.confirm(f"Confirm {person} as {what} of this project, signed as yourself?", default=False):
+    if not stdin and not typer.confirm(f"Confirm {person} as {what} of this project, signed as yourself?",
+                                       default=False):
         console.print("nothing signed")
         return 0
     with fresh_index(hive) as (conn, _):
-        do_confirm(hive, conn, person, owner)
+        signer = signer_if_any(f"to confirm {person}", stdin)
+        do_confirm(hive, conn, person, owner, signer)
     console.print(f"confirmed {person}{' as owner' if owner else ''}; `gitive sync` shares it")
     return 0

@@ -66,7 +66,7 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
         report.problems = ingested.problems
         if push:
             # A lesson retracted by its reviewer or owner: the author's machine drops the body it serves.
-            report.dropped = drop_own_bodies(hive.stores(), hive.key, hive.team_id, hive.me, conn=conn)
+            report.dropped = drop_own_bodies(hive.stores(), hive.machine_key, hive.team_id, hive.me, conn=conn)
     if push:
         me = hive.me
         for repo, remote in reached:
