@@ -148,10 +148,14 @@ def release(message: str = typer.Argument(..., help="The id of a held message.")
     from gitive.daemon import db as daemon_db
     from gitive.daemon import mailbox
     from gitive.daemon.service import team_view
+    from gitive.errors import GitiveError
     from gitive.lessons import gate
 
     gate.require_person("releasing a held message", scripted=stdin)
     person = team_view().person
+    with daemon_db.connect() as db:
+        if not any(r["id"] == message for r in mailbox.held(db)):
+            raise GitiveError(f"no held message {message!r}; `gitive held` lists them")
     person_gesture("to release a held message", stdin)  # the gesture: a person's decision, not an agent's
     with daemon_db.connect() as db:
         count = mailbox.release(db, message, person)

@@ -31,9 +31,12 @@ def check_counts(hive: Hive, conn: sqlite3.Connection, found: dict[str, Any], si
     Without ``key_known`` (before the passphrase is asked), everything but the key is checked.
 
     Raises:
+        GitiveError: the lesson is retracted or superseded.
         NotAllowed: removed or anchor machine, no (registered) person key, or for a project lesson, not a
             confirmed member of the project.
     """
+    if found["state"] in ("retracted", "superseded"):
+        raise GitiveError(f"lesson {found['id'][:12]} is {found['state']}; there is nothing to review")
     person = deciding.decider(conn, hive.me, signer, key_known=key_known)
     if found["scope"] == "project" and found["project"]:
         allowed = project_index.confirmed(conn, found["project"])
@@ -56,8 +59,6 @@ def review(hive: Hive, conn: sqlite3.Connection, lesson: str, *, approved: bool,
     """
     catch_up(hive, conn)
     found = catalog.get(conn, lesson)
-    if found["state"] in ("retracted", "superseded"):
-        raise GitiveError(f"lesson {lesson[:12]} is {found['state']}; there is nothing to review")
     person = check_counts(hive, conn, found, signer)
     where = place_like(hive, conn, found["scope"], found["project"] or "")
     record: dict[str, Any] = {"type": "review", "about": lesson, "approver": person, "approved": approved,

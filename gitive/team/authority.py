@@ -73,14 +73,26 @@ def is_anchor(state: MemberState | None) -> bool:
 
 
 def admin_persons(roster: Roster) -> set[str]:
-    """Persons with an active non-anchor machine in the admin role; in a v1 team, the founder's person too."""
-    states = roster.view()
-    out = {m.person for m in states.values() if m.active and m.role == ADMIN}
-    founder = states.get(roster.founder)
-    if roster.version < TEAM_VERSION and founder is not None and any(
-            m.active and m.role != ANCHOR and m.person == founder.person for m in states.values()):
-        out.add(founder.person)
-    return out
+    """Persons with an active non-anchor machine in the admin role; in a v1 team, the founder's person too.
+
+    Cached on the roster until a change touches an admin (``touches_admins``): rosters hold thousands of
+    machines, and every change asks.
+    """
+    if roster.admins_cache is None:
+        states = roster.view()
+        out = {m.person for m in states.values() if m.active and m.role == ADMIN}
+        founder = states.get(roster.founder)
+        if roster.version < TEAM_VERSION and founder is not None and any(
+                m.active and m.role != ANCHOR and m.person == founder.person for m in states.values()):
+            out.add(founder.person)
+        roster.admins_cache = out
+    return roster.admins_cache
+
+
+def touches_admins(roster: Roster, person: str, role_before: str | None, role_after: str) -> bool:
+    """Whether a change of a machine of ``person`` can change who the admins are."""
+    founder = roster.state_of(roster.founder)
+    return ADMIN in (role_before, role_after) or (founder is not None and founder.person == person)
 
 
 def is_admin(roster: Roster, machine: str) -> bool:
@@ -170,16 +182,17 @@ def heads_refusal(roster: Roster, env: dict[str, Any], state: MemberState) -> st
 
 def leaves_no_admin(roster: Roster, target: str, record: dict[str, Any]) -> bool:
     """Whether applying ``record`` to ``target`` would leave a team that has admins without any."""
-    before = admin_persons(roster)
-    if not before:
-        return False
     state = roster.members[target]
+    if not touches_admins(roster, state.person, state.role, record["role"]) or not admin_persons(roster):
+        return False
     saved = (state.active, state.role)
     state.active, state.role = record["active"], record["role"]
+    roster.admins_cache = None
     try:
         return not admin_persons(roster)
     finally:
         state.active, state.role = saved
+        roster.admins_cache = None
 
 
 def joiner_role_refusal(roster: Roster, record: dict[str, Any], sponsor: str) -> str | None:

@@ -80,6 +80,7 @@ class Roster:
     ever_admins: set[str] = field(default_factory=set)  # persons whose grants count as an admin's
     previous: Roster | None = None  # what the previous pass decided (clock-skew and order tolerance)
     gesture_cache: dict[tuple[str, str], str | None] = field(default_factory=dict)
+    admins_cache: set[str] | None = None  # authority.admin_persons, until a change touches an admin
 
     @property
     def known(self) -> set[str]:
@@ -268,6 +269,10 @@ def _admit(roster: Roster, env: dict[str, Any]) -> str | None:
         return reason
     if redeemed is not None and not redeemed.reusable:
         roster.used[redeemed.id] = target
+    known = roster.state_of(target)  # the previous pass's view of it, until now
+    if authority.touches_admins(roster, record["person"], known.role if known else None, record["role"]) \
+            or target == roster.founder:
+        roster.admins_cache = None
     roster.members[target] = MemberState(
         target, record["person"], record["name"], record["role"], record["active"], list(record["emails"]),
         ts, env["sig"], via or "member", depth, sponsor,
@@ -294,6 +299,8 @@ def _apply(roster: Roster, env: dict[str, Any]) -> str | None:
         return "this change would leave the team without an active admin"
     roster._record(target, ts, env["sig"], record["active"])
     if (ts, env["sig"]) > (state.ts, state.sig):
+        if authority.touches_admins(roster, state.person, state.role, record["role"]):
+            roster.admins_cache = None
         _move_gaps(roster, env, state)
         state.name, state.role, state.active = record["name"], record["role"], record["active"]
         state.emails, state.ts, state.sig = list(record["emails"]), ts, env["sig"]

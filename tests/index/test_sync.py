@@ -47,7 +47,7 @@ def test_push_refused_by_the_remote_is_one_line_and_exit_1(pair: tuple[Machine, 
     # someone else moves the remote's tip of alice's own log to an unrelated commit
     stranger = bob.git("rev-parse", "HEAD").strip()
     bob.git("push", "--quiet", "--force", "origin", f"{stranger}:{ours}")
-    alice.ok("invite", "--no-push")  # a new entry of alice's that now cannot fast-forward the remote
+    alice.decided("invite", "--no-push")  # a new entry of alice's that now cannot fast-forward the remote
     local = refs.tip(alice.repo, ours)
 
     result = alice.run("sync")

@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
 from gitive.store import logs
-from testing.lessons import as_person, confirmed, propose
+from testing.lessons import PASSPHRASE_ANSWER, as_person, confirmed, propose
 from testing.machines import Machine
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "refs_schema"
@@ -61,9 +61,9 @@ def test_lesson_review_tombstone_and_project_member_entries_validate(trio: list[
     event = propose(a, "The flaky test is the clock one", evidence=["event:01J00000000000000000000000"])
     personal = propose(a, "Note to self: coffee before protos", "--scope", "personal")
     team = propose(a, "We release on Tuesdays", "--scope", "team")
-    code, out = as_person(a, "project", "confirm", "bob", answers=[("Confirm bob", "y\n")])
+    code, out = as_person(a, "project", "confirm", "bob", answers=[("Confirm bob", "y\n"), PASSPHRASE_ANSWER])
     assert code == 0, out
-    code, out = as_person(a, "project", "confirm", "carol", "--owner", answers=[("Confirm carol", "y\n")])
+    code, out = as_person(a, "project", "confirm", "carol", "--owner", answers=[("Confirm carol", "y\n"), PASSPHRASE_ANSWER])
     assert code == 0, out
     a.ok("sync")
     b.ok("sync")
