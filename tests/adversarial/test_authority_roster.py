@@ -206,7 +206,7 @@ def test_project_ownership_is_never_claimed_by_a_timestamp(when: int, grant_by: 
 
 
 def test_an_owner_grants_ownership_and_membership_counts_for_reviews() -> None:
-    team, bob, carol = _team()
+    team, bob, _carol = _team()
     project = "cd" * 32
     team.add(team.founder, {"type": "project-member", "project": project, "person": "bob", "role": "owner",
                             "confirmed": True}, at=t(12))
