@@ -103,7 +103,7 @@ def test_inside_an_agent_harness_even_the_right_passphrase_decides_nothing(team:
 
 
 def test_a_member_cannot_remove_another_person_even_with_their_own_key(team: list[Machine]) -> None:
-    alice, bob = team
+    _alice, bob = team
     before = hive_tips(bob)
     result = bob.decide("team", "remove", "alice")
     one_line_error(result, "only an admin", "alice")
