@@ -141,7 +141,7 @@ def test_a_second_migration_or_one_by_a_non_admin_changes_nothing(old_team: tupl
 
 def test_before_migrating_a_person_key_registered_by_an_agent_first_is_flagged(
         old_team: tuple[Machine, Machine, str]) -> None:
-    alice, bob, _ = old_team
+    _alice, bob, _ = old_team
     # an agent on bob's machine registers a key of its own making before bob does (trust on first use) …
     from testing.builders import person_signer
 
