@@ -48,6 +48,7 @@ def _register() -> None:
         server,
         sync,
         team,
+        ui,
     )
     from gitive.cli import install as install_cli
     from gitive.cli import mcp as mcp_cli
@@ -67,6 +68,7 @@ def _register() -> None:
     app.add_typer(person.app, name="person")
     app.add_typer(index.app, name="index")
     app.add_typer(server.app, name="server")
+    app.command("ui")(ui.ui)
 
 
 def _version(value: bool) -> None:
