@@ -29,12 +29,16 @@ def show(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help=
     pid = projects.project_id(hive.project)
     with fresh_index(hive) as (conn, _):
         people = project_index.people(conn, pid)
+        confirmers = project_index.who_confirms(conn, pid)
     if as_json:
-        emit_json({"project": pid, "label": projects.project_label(hive.project), "people": people})
+        emit_json({"project": pid, "label": projects.project_label(hive.project), "people": people,
+                   "confirmed_by": confirmers})
         return 0
     console.print(f"Project {projects.project_label(hive.project)} ({pid[:12]})")
+    by = f" by {', '.join(confirmers)}" if confirmers else " by an admin"
     for person, info in sorted(people.items()):
-        status = "confirmed" if info["confirmed"] else "[yellow]pending[/] (`gitive project confirm " + person + "`)"
+        status = ("confirmed" if info["confirmed"]
+                  else f"[yellow]pending[/] (`gitive project confirm {person}`{by})")
         console.print(f"  {person:<16} {info['role']:<7} {status}")
     console.print("Membership decides review authority and routing; anyone who can read the repository can "
                   "read its project lessons.")

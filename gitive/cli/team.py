@@ -145,7 +145,7 @@ def team_list(
     ctx: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="Print the roster as JSON."),
 ) -> int:
-    """List persons, their machines, roles and status.
+    """List persons, their machines, roles and status, and who has no registered person key yet.
 
     Example: gitive team --json
     """
@@ -159,6 +159,9 @@ def team_list(
     with fresh_index(hive) as (conn, _):
         members = queries.members(conn)
         name = _team_name(conn, hive.founder)
+        keyed = {r[0] for r in conn.execute("SELECT DISTINCT person FROM person_keys")}
+    for m in members:
+        m["person_key"] = m["person"] in keyed
     if as_json:
         emit_json({"team_id": hive.team_id, "name": name, "founder": hive.founder, "members": members})
         return 0
@@ -167,7 +170,8 @@ def team_list(
         status = "active" if m["active"] else "[red]removed[/]"
         role = f" {m['role']}" if m["role"] != "member" else ""
         founder = " founder" if m["machine"] == hive.founder else ""
-        console.print(f"  {m['person']:<16} {m['name']:<20} {short(m['machine'])}  {status}{role}{founder}")
+        key = "" if m["person_key"] or not m["active"] else " [yellow](no person key)[/]"
+        console.print(f"  {m['person']:<16} {m['name']:<20} {short(m['machine'])}  {status}{role}{founder}{key}")
     return 0
 
 
