@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 from gitive.core import gesture
 from gitive.errors import NotAllowed, NoTeam
+from gitive.team.hive import REMOVED  # one wording for the notice and every refusal
 
 if TYPE_CHECKING:
     from gitive.core.personkey import Signer
 
-__all__ = ["NotAllowed", "decider", "notices", "signed"]
+__all__ = ["REMOVED", "NotAllowed", "decider", "notices", "signed"]
 
-REMOVED = ("this machine was removed from the team; it no longer writes shared records (ask an admin to "
-           "re-activate it)")
+
 
 
 def gestures_required(conn: sqlite3.Connection) -> bool:

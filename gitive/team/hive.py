@@ -21,6 +21,8 @@ KEY_STORE = "hive.teamStore"
 KEY_REMOTE = "hive.remote"  # multi-valued: the remotes `gitive sync` talks to
 KEY_PROJECT_STORE = "hive.projectStore"  # "team" keeps project lessons in the team store
 KEY_REMOVED = "hive.removed"  # set by the index when the roster shows this machine removed
+REMOVED = ("this machine was removed from the team; it no longer writes shared records (ask an admin to "
+           "re-activate it)")
 PERSONAL_STORE = "personal.git"
 
 
@@ -44,8 +46,7 @@ class Hive:
             NoTeam: this machine was removed from the team (its index saw the removal).
         """
         if repos.config_get(self.store, KEY_REMOVED):
-            raise NoTeam("this machine was removed from the team and no longer writes shared records; ask an "
-                         "admin to re-activate it (`gitive team` lists the admins)")
+            raise NoTeam(REMOVED)
         return self.machine_key
 
     @property

@@ -81,10 +81,13 @@ class Roster:
     previous: Roster | None = None  # what the previous pass decided (clock-skew and order tolerance)
     gesture_cache: dict[tuple[str, str], str | None] = field(default_factory=dict)
     admins_cache: set[str] | None = None  # authority.admin_persons, until a change touches an admin
+    by_person: dict[str, list[str]] = field(default_factory=dict)  # person -> admitted machines (a machine
+    # never changes its person)
 
     @property
-    def known(self) -> set[str]:
-        return set(self.previous.members) if self.previous else set()
+    def known(self) -> dict[str, MemberState]:
+        """Machines the previous pass admitted."""
+        return self.previous.members if self.previous is not None else {}
 
     def admitted(self, machine: str) -> bool:
         return machine in self.members
@@ -130,7 +133,7 @@ class Roster:
         return authority.admin_persons(self)
 
     def machines_of(self, person: str) -> list[MemberState]:
-        return [m for m in self.members.values() if m.person == person]
+        return [self.members[m] for m in self.by_person.get(person, ())]
 
     def person_of(self, machine: str) -> str | None:
         state = self.members.get(machine)
@@ -182,8 +185,8 @@ def _sponsored_by(roster: Roster, machine: str, target: str) -> bool:
 
 
 def _person_taken(roster: Roster, person: str, target: str, at: int) -> bool:
-    return any(m.person == person and m.machine != target and roster.may_sign(m.machine, at)
-               and not _sponsored_by(roster, m.machine, target) for m in roster.members.values())
+    return any(m.machine != target and roster.may_sign(m.machine, at) and not _sponsored_by(roster, m.machine, target)
+               for m in roster.machines_of(person))
 
 
 def _redeem(roster: Roster, env: dict[str, Any]) -> tuple[Invite | None, str]:
@@ -277,6 +280,7 @@ def _admit(roster: Roster, env: dict[str, Any]) -> str | None:
         target, record["person"], record["name"], record["role"], record["active"], list(record["emails"]),
         ts, env["sig"], via or "member", depth, sponsor,
     )
+    roster.by_person.setdefault(record["person"], []).append(target)
     if record["role"] == authority.ADMIN and record["active"]:
         roster.ever_admins.add(record["person"])
     roster._record(target, ts, env["sig"], record["active"])

@@ -180,6 +180,12 @@ def test_team_remove_deactivates_the_machine_everywhere(fleet: Fleet, bare_remot
     assert synced.err.strip() == f"gitive: {REMOVED}"
     assert {x["machine"]: x["active"] for x in bob.json("team")["members"]}[bob.id] is False
     one_line_error(bob.decide("invite"), "removed from the team")
+    # and it writes no shared record: a proposal is refused with one clear line, nothing is written
+    fixtures.commit_file(bob.clone, "notes.md", "x\n")
+    before = fixtures.ref_tips(bob.clone, "refs/hive/logs/")
+    refused = bob.run("lessons", "propose", "--kind", "Gotcha", "--text", "still here", "-e", "file:notes.md")
+    one_line_error(refused, "removed from the team")
+    assert fixtures.ref_tips(bob.clone, "refs/hive/logs/") == before
 
 
 def test_team_remove_of_nobody_is_a_one_line_error(fleet: Fleet, bare_remote: Path) -> None:
