@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from gitive.core import gesture
+from gitive.core import gesture, personkey
 from gitive.core.keys import load_or_create_key, machine_id
 from gitive.errors import GitiveError, NotAllowed, NoTeam
 from gitive.index import deciding, membership
@@ -22,13 +22,16 @@ if TYPE_CHECKING:
     from gitive.core.personkey import Signer
 
 
+_SECOND_MACHINE = ("{person} already has a person key: on {person}'s other machine run `gitive person export "
+                   "FILE`, here `gitive person import FILE`, then join again")
+
+
 def _check_key(conn: sqlite3.Connection, person: str, signer: Signer) -> None:
     """A machine joining as a person who has a registered key must bring that key."""
     registered = deciding.registered_keys(conn, person)
     if registered and signer.public not in registered:
-        raise NotAllowed(f"{person} already has a person key ({registered[0][:12]}…) and this home holds "
-                         f"another ({signer.public[:12]}…): on {person}'s other machine run `gitive person "
-                         "export FILE`, here `gitive person import FILE`, then join again")
+        raise NotAllowed(_SECOND_MACHINE.format(person=person)
+                         + f" (the registered key is {registered[0][:12]}…, this home's {signer.public[:12]}…)")
 
 
 class Joined(NamedTuple):
@@ -70,6 +73,8 @@ def join(path: Path | str | None, code_text: str, person: str, machine_name: str
             if member and member[0]:
                 raise GitiveError("this machine is already a member of the team; see `gitive team`")
             ops.check_invite(conn, code, me, person)
+            if deciding.registered_keys(conn, person) and not personkey.exists():
+                raise NotAllowed(_SECOND_MACHINE.format(person=person))  # before a new key is made for nothing
             signer = person_key()
             _check_key(conn, person, signer)
     except BaseException:

@@ -45,9 +45,14 @@ class Hive:
         Raises:
             NoTeam: this machine was removed from the team (its index saw the removal).
         """
-        if repos.config_get(self.store, KEY_REMOVED):
+        if self.removed:
             raise NoTeam(REMOVED)
         return self.machine_key
+
+    @property
+    def removed(self) -> bool:
+        """Whether this machine's index saw the roster remove it (it then writes no shared record)."""
+        return bool(repos.config_get(self.store, KEY_REMOVED))
 
     @property
     def me(self) -> MachineId:
