@@ -9,8 +9,8 @@ import typer
 from gitive.cli.output import console, emit_json, short
 from gitive.cli.person import ask_signer, ensure_key, passphrase_stdin, signer_if_any
 
-team_app = typer.Typer(help="List the team's persons and machines, or remove one.\n\nExample: gitive team --json",
-                        no_args_is_help=False)
+team_app = typer.Typer(help="List the team's persons and machines; remove one, change a role, or migrate a team "
+                            "founded before person keys.\n\nExample: gitive team --json", no_args_is_help=False)
 
 
 def register(app: typer.Typer) -> None:
