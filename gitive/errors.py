@@ -52,3 +52,7 @@ class RaceLost(GitiveError):
 
 class NotAllowed(GitiveError):
     """A decision this person may not make, or that readers would not count; nothing was written."""
+
+
+class RefLocked(RaceLost):
+    """A ref stays locked by another process (named in the message when gitive recorded it)."""

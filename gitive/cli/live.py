@@ -57,7 +57,7 @@ def send(
     reply_to: str | None = typer.Option(None, "--reply-to", help="The id of the message this answers."),
     as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> int:
-    """Send a message to a session of the team; it arrives at that session's next tool call or stop.
+    """Send a message to a session of the team; it arrives at that session's next tool call or start.
 
     Example: gitive send bob/api-claude "did you change the token format?"
     """
@@ -81,7 +81,7 @@ def send(
         emit_json({"id": done.id, "recipients": [r._asdict() for r in done.recipients]})
     else:
         console.print(f"sent {done.id} to {', '.join(r.address for r in done.recipients)}; it arrives at their "
-                      "next tool call or stop (or when their machine next syncs)")
+                      "next tool call or session start (or when their machine next syncs)")
     return 0
 
 
@@ -159,5 +159,5 @@ def release(message: str = typer.Argument(..., help="The id of a held message.")
     person_gesture("to release a held message", stdin)  # the gesture: a person's decision, not an agent's
     with daemon_db.connect() as db:
         count = mailbox.release(db, message, person)
-    console.print(f"released {message} to {count} session(s); it arrives at the next tool call or stop")
+    console.print(f"released {message} to {count} session(s); it arrives at the next tool call or session start")
     return 0

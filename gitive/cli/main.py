@@ -38,6 +38,7 @@ def _register() -> None:
         daemon,
         doctor,
         index,
+        learn,
         lessons,
         live,
         log,
@@ -46,6 +47,7 @@ def _register() -> None:
         retract,
         review,
         server,
+        skills,
         sync,
         team,
         ui,
@@ -69,6 +71,8 @@ def _register() -> None:
     app.add_typer(index.app, name="index")
     app.add_typer(server.app, name="server")
     app.command("ui")(ui.ui)
+    learn.register(app)
+    app.add_typer(skills.app, name="skills")
 
 
 def _version(value: bool) -> None:

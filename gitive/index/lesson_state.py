@@ -64,7 +64,8 @@ def apply_tombstones(conn: sqlite3.Connection, recheck: bool = False) -> tuple[s
         if counts and not applied:
             for h in _bodies_of(conn, lesson, listed):
                 conn.execute("INSERT OR IGNORE INTO refused_bodies VALUES (?, ?)", (h, lesson))
-                conn.execute("DELETE FROM lesson_bodies WHERE body_hash = ?", (h,))
+                # only this lesson's copy: a tombstone may list any hash, never another lesson's body
+                conn.execute("DELETE FROM lesson_bodies WHERE body_hash = ? AND lesson = ?", (h, lesson))
             drop_text(conn, lesson)
             conn.execute("UPDATE tombstones SET applied = 1 WHERE author = ? AND log = ? AND seq = ?",
                          (author, log, seq))

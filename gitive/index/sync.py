@@ -9,8 +9,8 @@ from gitive.core.clock import now_ms
 from gitive.errors import RemoteError
 from gitive.index import ingest, sync_history
 from gitive.index.bodies import drop_own_bodies
-from gitive.index.refresh import fresh_index
-from gitive.store import maintenance, sync
+from gitive.index.refresh import catch_up, fresh_index
+from gitive.store import bodies, maintenance, sync
 from gitive.store import repo as repos
 from gitive.team.hive import Hive
 
@@ -72,7 +72,12 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
             delays = sync_history.arrival_delays(conn, before, _me(hive), previous["at"], now_ms())
         if push:
             # A lesson retracted by its reviewer or owner: the author's machine drops the body it serves.
+            # The machine key, not the shared-record writer: a removed machine still honours retractions.
             report.dropped = drop_own_bodies(hive.stores(), hive.machine_key, hive.team_id, hive.me, conn=conn)
+            # Another clone with this key may have pushed a newer version of our store: go above it.
+            reconciled = sum(bodies.reconcile(repo, hive.machine_key, hive.team_id) for repo in hive.shared_stores())
+            if report.dropped or reconciled:
+                catch_up(hive, conn)  # the pins follow, so the dropped bodies are unreachable here too
     if push:
         me = hive.me
         for repo, remote in reached:
@@ -83,10 +88,8 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
                 continue
             report.pushed[remote] = result.pushed
             report.rejected += [(remote, ref, why) for ref, why in result.rejected]
-    for repo in hive.shared_stores():
-        if maintenance.needs_packing(maintenance.health(repo)):
-            maintenance.pack(repo)
-            report.packed = True
+    for repo in hive.stores():  # the personal store too: its bodies are rewritten like any other
+        report.packed |= maintenance.upkeep(repo).packed
     _remember(hive, report, started, delays)
     return report
 
