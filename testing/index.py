@@ -45,7 +45,7 @@ def build(envelopes: list[dict[str, Any]], team_id: str, founder: str,
             touched.add(record.get("id") or record.get("about") or record.get("lesson") or "")
     report = Report()
     recompute_roster(conn, team_id, founder, report)
-    lesson_tables.after_ingest(conn, [], touched - {""}, report.roster_changed)
+    lesson_tables.after_ingest(conn, [], touched - {""}, report.roster_changed, team_id=team_id)
     return conn
 
 

@@ -97,9 +97,10 @@ MIGRATIONS: list[tuple[str, str | Callable[[sqlite3.Connection], None]]] = [
     # Authority (docs/verification.md §3, §4): an entry counts by its position in its author's log, never by
     # the time it claims (member_gaps; v1 removals keep the time rule in member_time_gaps); decisions count
     # only with a gesture by the right person's registered key, unless at or below the migration point
-    # (gesture_exempt; machine '*' exempts everything in a v1 team not yet migrated). Citations become rows
-    # read through admission instead of counters bumped when projected. Emptying `members` makes the next
-    # ingest recompute the roster, which fills the new tables.
+    # (gesture_exempt; machine '*' exempts everything in a v1 team not yet migrated). Citations become rows,
+    # and lesson_stats is recounted from the admitted ones (index.lessons.refresh_stats) instead of counters
+    # bumped when projected. Emptying `members` makes the next ingest recompute the roster, which fills the
+    # new tables and recounts every lesson's stats.
     ("0007-authority", """
         CREATE TABLE member_gaps(machine TEXT NOT NULL, gap INTEGER NOT NULL, log TEXT NOT NULL,
                                  lo INTEGER NOT NULL, hi INTEGER, t_hi INTEGER, PRIMARY KEY(machine, gap, log));
@@ -164,12 +165,7 @@ MIGRATIONS: list[tuple[str, str | Callable[[sqlite3.Connection], None]]] = [
         CREATE VIEW visible_lessons AS
             SELECT l.* FROM lessons l
             JOIN admitted_entries a ON a.author = l.author AND a.log = l.log AND a.seq = l.seq;
-        CREATE VIEW lesson_stats AS
-            SELECT c.lesson AS lesson, COUNT(DISTINCT c.author || '/' || c.session) AS citations,
-                   COUNT(DISTINCT CASE WHEN c.success THEN c.author || '/' || c.session END) AS successes
-            FROM citations c
-            JOIN admitted_entries a ON a.author = c.author AND a.log = c.log AND a.seq = c.seq
-            GROUP BY c.lesson;
+        CREATE TABLE lesson_stats(lesson TEXT PRIMARY KEY, citations INTEGER NOT NULL, successes INTEGER NOT NULL);
         DELETE FROM members
     """),
 ]

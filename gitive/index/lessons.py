@@ -101,6 +101,24 @@ def project_entry(conn: sqlite3.Connection, entry: Entry) -> None:
                       body["at"], _gesture(conn, entry)))
 
 
+def refresh_stats(conn: sqlite3.Connection, lessons: set[str] | None) -> None:
+    """Recount citation and outcome stats of ``lessons`` (all when None) from admitted citations only: one per
+    (machine, session), none from an unknown machine, a removed one past its heads, or a quarantined log."""
+    where, args = "", ()
+    if lessons is not None:
+        if not lessons:
+            return
+        where, args = f" WHERE c.lesson IN ({','.join('?' * len(lessons))})", tuple(lessons)
+        conn.execute(f"DELETE FROM lesson_stats WHERE lesson IN ({','.join('?' * len(lessons))})", args)
+    else:
+        conn.execute("DELETE FROM lesson_stats")
+    conn.execute(
+        "INSERT INTO lesson_stats SELECT c.lesson, COUNT(DISTINCT c.author || '/' || c.session), "
+        "COUNT(DISTINCT CASE WHEN c.success THEN c.author || '/' || c.session END) FROM citations c "
+        "JOIN admitted_entries a ON a.author = c.author AND a.log = c.log AND a.seq = c.seq"
+        f"{where} GROUP BY c.lesson", args)
+
+
 def after_ingest(conn: sqlite3.Connection, stores: list[pygit2.Repository], touched: set[str],
                  roster_changed: bool = False, *, team_id: str) -> None:
     """Bring bodies, tombstones, states and the text index up to date after new entries or bodies arrived."""
@@ -109,5 +127,6 @@ def after_ingest(conn: sqlite3.Connection, stores: list[pygit2.Repository], touc
     lesson_files.resolve_commits(conn, stores, touched)
     refresh_fts(conn, changed - retracted)
     recompute_status(conn, None if roster_changed else changed | retracted)
+    refresh_stats(conn, None if roster_changed else touched)
 
 
