@@ -34,6 +34,7 @@ def _register() -> None:
     if _registered:
         return
     _registered = True
+    from gitive.cli import anchor as anchor_cli
     from gitive.cli import (
         daemon,
         doctor,
@@ -42,6 +43,7 @@ def _register() -> None:
         lessons,
         live,
         log,
+        owe,
         person,
         project,
         retract,
@@ -54,6 +56,7 @@ def _register() -> None:
     )
     from gitive.cli import install as install_cli
     from gitive.cli import mcp as mcp_cli
+    from gitive.cli import routing as routing_cli
 
     team.register(app)
     install_cli.register(app)
@@ -73,6 +76,9 @@ def _register() -> None:
     app.command("ui")(ui.ui)
     learn.register(app)
     app.add_typer(skills.app, name="skills")
+    owe.register(app)
+    app.add_typer(anchor_cli.app, name="anchor")
+    app.add_typer(routing_cli.app, name="routing")
 
 
 def _version(value: bool) -> None:

@@ -15,7 +15,7 @@ from gitive.index import sync as syncing
 from gitive.index.refresh import fresh_index
 from gitive.store import logs
 from gitive.store import repo as repos
-from gitive.team import invites, ops
+from gitive.team import anchors, invites, ops
 from gitive.team.hive import KEY_TEAM
 
 if TYPE_CHECKING:
@@ -42,21 +42,24 @@ class Joined(NamedTuple):
     report: syncing.SyncReport
 
 
-def join(path: Path | str | None, code_text: str, person: str, machine_name: str,
+def join(path: Path | str | None, code_text: str, person: str | None, machine_name: str,
          team_remote: str | None = None, *, person_key: Callable[[], Signer]) -> Joined:
     """Fetch the team's roster, check the invite against it, then write and push this machine's join entry.
 
     ``person_key`` is called once the invite checks out: it returns the person key (new, or imported from the
     person's other machine) that gestures the join entry and is registered for ``person`` (a second
-    machine's key must be the one already registered).
+    machine's key must be the one already registered). The anchor has no person, so no person key: its
+    admission rests on the admin's (gestured) anchor invite.
 
     Nothing is written (no config, no entry) when the code is bad, the invite is unknown, expired or used, or
-    the remote cannot be reached.
+    the remote cannot be reached. ``person`` may be None only for an anchor invite (the anchor's person name is
+    reserved: ``anchor``).
 
     Raises:
         InviteError, RemoteError, GitiveError: with what is wrong and what to do.
     """
-    ops.check_name(person, "person name")
+    if person is not None:
+        ops.check_name(person, "person name")
     ops.check_name(machine_name, "machine name")
     parsed = invites.parse(code_text)  # a bad code fails before anything is configured
     already = repos.config_get(repos.open_repo(path), KEY_TEAM) == parsed.team_id
@@ -72,11 +75,18 @@ def join(path: Path | str | None, code_text: str, person: str, machine_name: str
             member = conn.execute("SELECT active FROM members WHERE machine = ?", (me,)).fetchone()
             if member and member[0]:
                 raise GitiveError("this machine is already a member of the team; see `gitive team`")
+            role = anchors.invite_role(conn, code.invite_id)
+            if person is None and role != anchors.ANCHOR_ROLE:
+                raise GitiveError("say who you are: gitive join CODE --person NAME")
+            person = person or anchors.ANCHOR_PERSON
+            anchors.check_person_name(person, role)
             ops.check_invite(conn, code, me, person)
-            if deciding.registered_keys(conn, person) and not personkey.exists():
-                raise NotAllowed(_SECOND_MACHINE.format(person=person))  # before a new key is made for nothing
-            signer = person_key()
-            _check_key(conn, person, signer)
+            signer = None
+            if role != anchors.ANCHOR_ROLE:
+                if deciding.registered_keys(conn, person) and not personkey.exists():
+                    raise NotAllowed(_SECOND_MACHINE.format(person=person))  # before a key is made for nothing
+                signer = person_key()
+                _check_key(conn, person, signer)
     except BaseException:
         if not already:  # only undo what this call configured: a clone already in the team stays as it was
             ops.unjoin(hive)
@@ -86,10 +96,13 @@ def join(path: Path | str | None, code_text: str, person: str, machine_name: str
         raise
     admission = {"via": "invite", "invite": code.invite_id, "proof": invites.prove(code, me, person)}
     emails = ops.git_emails(hive.project, [])
-    record = ops.member_record(me, person, machine_name, emails, admission)
-    logs.append(hive.store, key, hive.team_id, "roster", ops.TEAM_SCOPE, gesture.sign(signer, hive.team_id, me, record))
-    logs.append(hive.store, key, hive.team_id, "roster", ops.TEAM_SCOPE,
-                ops.person_key_record(hive.team_id, me, person, signer))
+    record = ops.member_record(me, person, machine_name, emails, admission, role=role or "member")
+    if signer is not None:
+        record = gesture.sign(signer, hive.team_id, me, record)
+    logs.append(hive.store, key, hive.team_id, "roster", ops.TEAM_SCOPE, record)
+    if signer is not None:
+        logs.append(hive.store, key, hive.team_id, "roster", ops.TEAM_SCOPE,
+                    ops.person_key_record(hive.team_id, me, person, signer))
     with fresh_index(hive) as (conn, _):
         if not conn.execute("SELECT 1 FROM members WHERE machine = ? AND active = 1", (me,)).fetchone():
             raise NoTeam("the join entry was written but the roster does not admit this machine; "

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from gitive.core import notices
-from gitive.index import db, ingest
+from gitive.index import db, ingest, obligations
 from gitive.team.hive import Hive
 
 
@@ -21,6 +21,7 @@ def fresh_index(hive: Hive, progress: ingest.Progress | None = None) -> Iterator
         report = ingest.ingest(conn, hive.stores(), hive.team_id, hive.founder, me, progress)
         if me is not None:
             _standing(hive, conn, me)
+        obligations.refresh(conn)  # a fingerprint query when nothing changed
         yield conn, report
 
 
@@ -53,7 +54,9 @@ def _local_key() -> str | None:
 
 def catch_up(hive: Hive, conn: sqlite3.Connection) -> ingest.Report:
     """Ingest whatever was written since ``conn`` was opened (a check-then-write must see its own writes)."""
-    return ingest.ingest(conn, hive.stores(), hive.team_id, hive.founder, _me_or_none(hive))
+    report = ingest.ingest(conn, hive.stores(), hive.team_id, hive.founder, _me_or_none(hive))
+    obligations.refresh(conn)
+    return report
 
 
 def rebuild(hive: Hive, progress: ingest.Progress | None = None) -> ingest.Report:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from gitive.team.roster import MemberState, Roster
 
 ADMIN, MEMBER, ANCHOR = "admin", "member", "anchor"
+ANCHOR_PERSON = "anchor"  # the reserved person name of the anchor machine, and only of it (gitive/team/anchors.py)
 TEAM_VERSION = 2  # the team version this code founds: roles, person keys and gestures from the start
 
 
@@ -143,12 +144,31 @@ def seniority(roster: Roster, machine: str) -> tuple[int, str]:
     return (state.depth if state else 1 << 30, machine)
 
 
+def anchor_refusal(roster: Roster, env: dict[str, Any], via: str | None) -> str | None:
+    """The anchor's side of the roster rules: the reserved name goes with the anchor role and only with it, an
+    anchor is admitted only by an admin (its invite, or directly), and an anchor signs no roster change but its
+    own departure."""
+    record, signer = env["body"]["record"], env["by"]
+    if (record["person"] == ANCHOR_PERSON) != (record["role"] == ANCHOR):
+        return f"the person name {ANCHOR_PERSON!r} is reserved for the anchor role"
+    if is_anchor(roster.state_of(signer)) and not (signer == record["machine"] and not record["active"]):
+        return "an anchor cannot change the roster"
+    if record["role"] == ANCHOR and via != "invite" and record["machine"] not in roster.members \
+            and (signer == record["machine"] or not is_admin(roster, signer)):
+        return "only an admin admits an anchor (gitive invite --anchor)"
+    return None
+
+
 def change_refusal(roster: Roster, env: dict[str, Any], state: MemberState) -> str | None:
-    """Why the signer may not make this change to an admitted machine's member state (None if it may)."""
+    """Why the signer may not make this change to an admitted machine's member state (None if it may).
+
+    Called after :func:`anchor_refusal`: an anchor signer here is leaving, which needs no gesture (an anchor has
+    no person key) but its heads.
+    """
     record, signer = env["body"]["record"], env["by"]
     signer_state = roster.state_of(signer)
     if is_anchor(signer_state):
-        return "an anchor machine never changes the roster"
+        return heads_refusal(roster, env, state)
     if record["person"] != state.person:
         return "a machine cannot change the person it belongs to"
     admin = is_admin(roster, signer)

@@ -60,6 +60,7 @@ class Invite:
     expires: int
     at: int
     person: str | None = None
+    role: str | None = None  # "anchor": admits only the anchor machine
 
 
 @dataclass
@@ -208,6 +209,8 @@ def _redeem(roster: Roster, env: dict[str, Any]) -> tuple[Invite | None, str]:
         return None, "invite had expired (or was redeemed before it existed)"
     if invite.person and invite.person != record["person"]:
         return None, f"invite is for person {invite.person!r}"
+    if (invite.role == authority.ANCHOR) != (record["role"] == authority.ANCHOR):
+        return None, "an anchor joins only with an anchor invite, and an anchor invite admits only an anchor"
     if not roster.may_sign(invite.inviter, ts):
         return None, "the inviting machine is not (or no longer) an active member"
     if not invite.reusable and roster.used.get(invite.id, record["machine"]) != record["machine"]:
@@ -240,8 +243,9 @@ def _admit(roster: Roster, env: dict[str, Any]) -> str | None:
     record, signer = env["body"]["record"], env["by"]
     target, ts = record["machine"], record["ts"]
     via = (record.get("admission") or {}).get("via")
-    sponsor: str | None
-    redeemed: Invite | None = None
+    refusal = authority.anchor_refusal(roster, env, via)
+    if refusal:
+        return refusal
     if target == roster.founder and signer == target and via == "founder":
         depth, sponsor = 0, None
     elif via == "invite" and signer == target:
@@ -260,11 +264,14 @@ def _admit(roster: Roster, env: dict[str, Any]) -> str | None:
             return "only an admin admits another person's machine directly; send an invite"
     else:
         return "not admitted: no admission chains to the founder"
-    if sponsor and _person_taken(roster, record["person"], target, ts) and roster.person_of(sponsor) != record["person"]:
+    if sponsor and record["person"] != authority.ANCHOR_PERSON and _person_taken(roster, record["person"], target, ts) \
+            and roster.person_of(sponsor) != record["person"]:
         return f"person {record['person']!r} exists; only their own machines may add machines as them"
     reason = authority.joiner_role_refusal(roster, record, sponsor or target)
     if reason is None:
-        if signer == target:
+        if signer == target and record["role"] == authority.ANCHOR:
+            reason = None  # the anchor has no person: the admin's invite was the decision
+        elif signer == target:
             reason = _own_key_refusal(roster, env, record["person"])
         else:
             reason = authority.gesture_refusal(roster, env, roster.state_of(signer).person)  # type: ignore[union-attr]
@@ -294,6 +301,11 @@ def _apply(roster: Roster, env: dict[str, Any]) -> str | None:
     state = roster.members[target]
     if env["sig"] == state.sig:
         return None
+    refusal = authority.anchor_refusal(roster, env, None)
+    if refusal:
+        return refusal
+    if (record["role"] == authority.ANCHOR) != (state.role == authority.ANCHOR):
+        return "a machine's anchor role never changes: remove the machine and invite it again"
     if roster.state_of(signer) is None:
         return "signer was not an active member when it signed"
     reason = authority.change_refusal(roster, env, state)
@@ -335,14 +347,17 @@ def _take_invite(roster: Roster, env: dict[str, Any]) -> str | None:
     if state is None or not roster.may_sign(signer, env["body"]["at"]):
         return "signer was not an active member when it signed"
     if authority.is_anchor(state):
-        return "an anchor machine never changes the roster"
+        return "an anchor cannot invite"
+    if record.get("role") == authority.ANCHOR and (not authority.is_admin(roster, signer)
+                                                  or record.get("person") != authority.ANCHOR_PERSON):
+        return "only an admin invites an anchor, and only as the person 'anchor'"
     reason = authority.gesture_refusal(roster, env, state.person)
     if reason is not None:
         return reason
     found = roster.invites.setdefault(record["id"], [])
     if not any(i.key == record["key"] and i.inviter == signer for i in found):
         found.append(Invite(record["id"], record["key"], signer, record["reusable"], record["expires"],
-                            env["body"]["at"], record.get("person")))
+                            env["body"]["at"], record.get("person"), record.get("role")))
     return None
 
 

@@ -235,13 +235,22 @@ def test_an_invite_written_by_a_non_member_admits_nobody() -> None:
 
 def test_an_admin_may_admit_a_machine_directly() -> None:
     book = founded()
-    book.add(FOUNDER, member_record(ANCHOR, "anchor", t(5), role="anchor"))
     book.add(FOUNDER, member_record(ERIN, "erin", t(6), role="admin"))
     book.add(ERIN, member_record(DAVE, "dave", t(7)))
     result = merge(book)
+    assert (result.members[ERIN.id].via, result.members[ERIN.id].depth) == ("member", 1)
+    assert result.members[DAVE.id].depth == 2
+
+
+def test_an_admin_may_admit_an_anchor_directly_but_the_anchor_admits_nobody() -> None:
+    book = founded()
+    book.add(FOUNDER, member_record(ANCHOR, "anchor", t(5), role="anchor"))
+    book.add(ANCHOR, member_record(DAVE, "dave", t(6)))
+    result = merge(book)
     assert result.members[ANCHOR.id].role == "anchor"
     assert (result.members[ANCHOR.id].via, result.members[ANCHOR.id].depth) == ("member", 1)
-    assert result.members[DAVE.id].depth == 2
+    assert not result.admitted(DAVE.id)
+    assert refusals(result, DAVE) == ["an anchor cannot change the roster"]
 
 
 def test_a_member_or_an_anchor_may_not_admit_another_persons_machine() -> None:
@@ -252,7 +261,7 @@ def test_a_member_or_an_anchor_may_not_admit_another_persons_machine() -> None:
     result = merge(book)
     assert not result.admitted(DAVE.id) and not result.admitted(CAROL.id)
     assert refusals(result, DAVE) == ["only an admin admits another person's machine directly; send an invite"]
-    assert refusals(result, CAROL) == ["an anchor machine never changes the roster"]
+    assert refusals(result, CAROL) == ["an anchor cannot change the roster"]
 
 
 def test_admission_chains_through_invitees() -> None:
