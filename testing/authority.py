@@ -40,10 +40,12 @@ class Team:
     def __init__(self, founder: str = "alice", *, version: int = 2) -> None:
         self.books: dict[str, LogBook] = {}
         self.machines: dict[str, Machine] = {}
-        self.person: dict[str, str] = {}  # machine name -> person
+        self.person: dict[str, str] = {}  # machine id -> person
+        self.role: dict[str, str] = {}  # machine id -> role, as the records written here left it
         self.keys: dict[str, Any] = {}
         self.version = version
         self.founder = self._machine(f"{founder}-laptop", founder)
+        self.role[self.founder.id] = "admin" if version >= 2 else "member"
         record = member_record(self.founder, founder, t(0), name="laptop", admission=founder_admission(),
                                role="admin" if version >= 2 else "member")
         self.add(self.founder, record, signed=version >= 2, at=t(0))
@@ -101,7 +103,7 @@ class Team:
     def remove(self, by: Machine, target: Machine, minutes: int, *, heads: dict[str, int] | None = None,
                signed: bool = True, signer: Any = None) -> dict[str, Any]:
         record = member_record(target, self.person[target.id], t(minutes), name=target_name(self, target),
-                               active=False)
+                               active=False, role=self.role.get(target.id, "member"))
         record["heads"] = self.heads(target) if heads is None else heads
         if by.id == target.id:
             record["heads"]["roster"] = record["heads"].get("roster", 0) + 1
@@ -110,6 +112,7 @@ class Team:
     def set_role(self, by: Machine, target: Machine, role: str, minutes: int, signer: Any = None) -> dict[str, Any]:
         record = member_record(target, self.person[target.id], t(minutes), name=target_name(self, target),
                                role=role)
+        self.role[target.id] = role
         return self.add(by, record, at=t(minutes), signer=signer)
 
     def lesson(self, author: Machine, text: str, minutes: int, log: str = "team") -> str:

@@ -27,7 +27,7 @@ def build(envelopes: list[dict[str, Any]], team_id: str, founder: str,
     """
     if conn is None:
         conn = sqlite3.connect(":memory:", isolation_level=None)
-        index_db._migrate(conn)
+        index_db._migrate(conn, index_db.MIGRATIONS)
     touched: set[str] = set()
     for env in sorted(envelopes, key=lambda e: (e["body"]["author"], e["body"]["log"], e["body"]["seq"])):
         body = env["body"]

@@ -88,12 +88,14 @@ def signed(team_id: str, me: str, record: dict[str, Any], signer: Signer | None)
 
 def notices(conn: sqlite3.Connection, me: str, local_key: str | None) -> list[str]:
     """One line each: what this person should know about their standing before they do anything else."""
-    row = conn.execute("SELECT person, active FROM members WHERE machine = ?", (me,)).fetchone()
+    row = conn.execute("SELECT person, active, role FROM members WHERE machine = ?", (me,)).fetchone()
     if row is None:
         return []
-    person, active = row
+    person, active, role = row
     if not active:
         return [REMOVED]
+    if role == "anchor":
+        return []  # the anchor decides nothing: it has no person key to make
     registered = registered_keys(conn, person)
     if local_key and registered and local_key not in registered:
         return [f"the person key registered for {person} ({registered[0][:12]}…) is not the one in this home "

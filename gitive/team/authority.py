@@ -151,7 +151,8 @@ def anchor_refusal(roster: Roster, env: dict[str, Any], via: str | None) -> str 
     record, signer = env["body"]["record"], env["by"]
     if (record["person"] == ANCHOR_PERSON) != (record["role"] == ANCHOR):
         return f"the person name {ANCHOR_PERSON!r} is reserved for the anchor role"
-    if is_anchor(roster.state_of(signer)) and not (signer == record["machine"] and not record["active"]):
+    # judged on this pass's states: an anchor's own admission is not a change it signs
+    if is_anchor(roster.members.get(signer)) and not (signer == record["machine"] and not record["active"]):
         return "an anchor cannot change the roster"
     if record["role"] == ANCHOR and via != "invite" and record["machine"] not in roster.members \
             and (signer == record["machine"] or not is_admin(roster, signer)):
@@ -168,7 +169,9 @@ def change_refusal(roster: Roster, env: dict[str, Any], state: MemberState) -> s
     record, signer = env["body"]["record"], env["by"]
     signer_state = roster.state_of(signer)
     if is_anchor(signer_state):
-        return heads_refusal(roster, env, state)
+        if signer == state.machine and not record["active"]:
+            return heads_refusal(roster, env, state)
+        return "an anchor cannot change the roster"
     if record["person"] != state.person:
         return "a machine cannot change the person it belongs to"
     admin = is_admin(roster, signer)

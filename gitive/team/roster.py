@@ -246,6 +246,8 @@ def _admit(roster: Roster, env: dict[str, Any]) -> str | None:
     refusal = authority.anchor_refusal(roster, env, via)
     if refusal:
         return refusal
+    sponsor: str | None
+    redeemed: Invite | None = None
     if target == roster.founder and signer == target and via == "founder":
         depth, sponsor = 0, None
     elif via == "invite" and signer == target:

@@ -130,20 +130,40 @@ def test_two_admins_removing_each_other_unseen_leave_the_senior_one() -> None:
 
 # --- anchors -------------------------------------------------------------------------------------------------
 
-def test_an_anchor_machine_decides_nothing_even_with_its_persons_key() -> None:
+def test_an_anchor_machine_decides_nothing_even_with_an_admins_key() -> None:
     team, bob, carol = _team()
-    anchor = team._machine("alice-anchor", "alice")  # run by alice, holding (say) a copy of her key
-    team.add(team.founder, member_record(anchor, "alice", t(15), name="alice-anchor", role="anchor"), at=t(15))
+    anchor = team._machine("anchor", "anchor")
+    team.keys["anchor"] = team.keys["alice"]  # say it got hold of a copy of alice's person key
+    team.add(team.founder, member_record(anchor, "anchor", t(15), name="anchor", role="anchor"), at=t(15))
     lesson = team.lesson(bob, "the anchor may not verify this", 20)
-    team.review(anchor, lesson, 21)
+    team.review(anchor, lesson, 21, approver="alice")
     team.remove(anchor, carol, 22, heads={})
-    team.tombstone(anchor, team.lesson(carol, "nor retract this", 23), 24)
+    team.set_role(anchor, bob, "admin", 23)
+    team.tombstone(anchor, team.lesson(carol, "nor retract this", 24), 25)
+    team.add(anchor, {"type": "project-member", "project": "ab" * 32, "person": "bob", "role": "owner",
+                      "confirmed": True}, at=t(26))
     conn = _build(team)
     assert dict(conn.execute("SELECT person, role FROM members WHERE machine = ?", (anchor.id,))) == {
-        "alice": "anchor"}
+        "anchor": "anchor"}
     assert index.state(conn, lesson) == "proposed"
     assert _active(conn)["carol"] is True
+    assert dict(conn.execute("SELECT person, role FROM members"))["bob"] == "member"
     assert conn.execute("SELECT COUNT(*) FROM tombstones WHERE applied = 1").fetchone()[0] == 0
+    from gitive.index import projects
+
+    assert projects.owners(conn, "ab" * 32) == set()
+
+
+def test_an_anchor_may_leave_but_nobody_may_take_its_name() -> None:
+    team, bob, _ = _team()
+    anchor = team._machine("anchor", "anchor")
+    team.add(team.founder, member_record(anchor, "anchor", t(15), name="anchor", role="anchor"), at=t(15))
+    team.role[anchor.id] = "anchor"
+    team.add(bob, member_record(bob, "anchor", t(16), name="bob-laptop"), at=t(16))  # bob renames himself
+    team.remove(anchor, anchor, 20, signed=False)  # no person key: its own departure needs none
+    conn = _build(team)
+    assert dict(conn.execute("SELECT person, active FROM members WHERE role = 'anchor'")) == {"anchor": 0}
+    assert dict(conn.execute("SELECT machine, person FROM members"))[bob.id] == "bob"
 
 
 # --- gestures ------------------------------------------------------------------------------------------------

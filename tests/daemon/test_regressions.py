@@ -22,7 +22,7 @@ def _index_with(message: dict) -> sqlite3.Connection:
     from gitive.index import db as index_db
 
     index = sqlite3.connect(":memory:", isolation_level=None)
-    index_db._migrate(index)
+    index_db._migrate(index, index_db.MIGRATIONS)
     index.execute("INSERT INTO members VALUES (?, 'bob', 'desk', 'member', 1, '[]', 1, 'invite', 1)", (PEER,))
     envelope = json.dumps({"body": {"record": message}})
     index.execute("INSERT INTO entries(author, log, seq, commit_id, kind, at, scope, envelope) "
