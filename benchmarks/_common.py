@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -160,3 +160,30 @@ def seed_repo(target: Path, paths: Sequence[str]) -> tuple[Path, Path, Path]:
     git("commit", "--quiet", "-m", "the application", cwd=work)
     git("push", "--quiet", "origin", "HEAD:refs/heads/main", cwd=work)
     return remote, work, home
+
+
+BENCH_PASSPHRASE = "benchmark passphrase"  # the seeded person keys'; they are created at argon2id's minimum cost
+
+
+def person_key(home: Path) -> Any:
+    """The person key of ``home`` (created if missing) unlocked: what a person types their passphrase for."""
+    from gitive.core import personkey
+
+    path = home / "person.key"
+    if not path.exists():
+        personkey.create(BENCH_PASSPHRASE, personkey.MINIMUM, path)
+    return personkey.unlock(personkey.load(path), BENCH_PASSPHRASE)
+
+
+def run_deciding(argv: list[str], home: Path) -> int:
+    """``gitive argv --passphrase-stdin`` in-process, with ``home``'s person key's passphrase on stdin."""
+    import io
+
+    from gitive.cli.main import run as gitive
+
+    person_key(home)
+    saved, sys.stdin = sys.stdin, io.StringIO(BENCH_PASSPHRASE + "\n")
+    try:
+        return gitive([*argv, "--passphrase-stdin"])
+    finally:
+        sys.stdin = saved

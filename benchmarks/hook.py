@@ -84,7 +84,6 @@ def lesson(n: int, paths: list[str]) -> tuple[str, str, list[str]]:
 
 def build(target: Path, lessons: int) -> dict[str, Any]:
     """A hive with ``lessons`` lessons written through the real propose and review calls."""
-    from gitive.cli.main import run
     from gitive.index.refresh import fresh_index
     from gitive.lessons.propose import propose
     from gitive.lessons.review import review
@@ -96,15 +95,16 @@ def build(target: Path, lessons: int) -> dict[str, Any]:
     start = time.perf_counter()
     with c.in_dir(work, home):
         with contextlib.redirect_stdout(sys.stderr):
-            if run(["init", "--person", "alice", "--machine", "bench-box"]) != 0:
+            if c.run_deciding(["init", "--person", "alice", "--machine", "bench-box"], home) != 0:
                 raise RuntimeError("gitive init failed")
         hive = open_hive(work)
+        signer = c.person_key(home)
         with fresh_index(hive) as (conn, _):
             for n in range(lessons):
                 text, kind, cited = lesson(n, paths)
                 made = propose(hive, conn, kind=kind, text=text, evidence=[f"file:{f}" for f in cited])
                 if n % 10:
-                    review(hive, conn, made.id, approved=True, note="benchmark")
+                    review(hive, conn, made.id, approved=True, note="benchmark", signer=signer)
                 if (n + 1) % 500 == 0:
                     spent = time.perf_counter() - start
                     print(f"\n    {n + 1:,} of {lessons:,} written, {spent:.0f} s, "

@@ -111,6 +111,7 @@ def generate(data_dir: Path, machines: int, entries: int, gc: bool) -> dict[str,
     """Build the cached data set under ``data_dir`` (removed first) and return its description."""
     import pygit2
 
+    from gitive.core import gesture
     from gitive.core.clock import now_ms
     from gitive.core.keys import load_key
     from gitive.store import logs
@@ -130,7 +131,8 @@ def generate(data_dir: Path, machines: int, entries: int, gc: bool) -> dict[str,
         c.git("push", "--quiet", "origin", "HEAD:refs/heads/main", cwd=work)
         os.environ["GITIVE_HOME"] = str(home)
         try:
-            founded = ops.found(work, "alice", "founder-box", "bench-team")
+            signer = c.person_key(home)  # the founder's person key: it gestures the admissions below
+            founded = ops.found(work, "alice", "founder-box", "bench-team", signer=signer)
             key = load_key(home / "machine.key")
         finally:
             os.environ.pop("GITIVE_HOME", None)
@@ -139,7 +141,7 @@ def generate(data_dir: Path, machines: int, entries: int, gc: bool) -> dict[str,
         repo = pygit2.Repository(str(work))
         for i in range(machines):
             record = ops.member_record(bench_machine(i), f"dev{i}", f"box{i}", [], None)
-            logs.append(repo, key, team_id, "roster", TEAM_SCOPE, record)
+            logs.append(repo, key, team_id, "roster", TEAM_SCOPE, gesture.sign(signer, team_id, founder, record))
         c.git("push", "--quiet", "origin", "refs/hive/*:refs/hive/*", cwd=work)
     base_at = now_ms() - (entries + 10) * 1000
     with c.step(f"sign {machines * entries:,} entries and git fast-import them into the remote"):
@@ -161,7 +163,7 @@ def generate(data_dir: Path, machines: int, entries: int, gc: bool) -> dict[str,
     with c.step("validate samples (verify.verify_chain, logs.write_commit gives the same commit ids)"):
         validate(remote, team_id, machines, entries)
     meta = {"format": FORMAT_VERSION, "machines": machines, "entries": entries, "team_id": team_id,
-            "founder": founder, "roster_entries": 2 + machines, "bulk_log": BULK_LOG,
+            "founder": founder, "roster_entries": 3 + machines, "bulk_log": BULK_LOG,
             "objects_bytes_before_gc": before, "objects_bytes": c.dir_size(remote / "objects"),
             "generate_seconds": round(time.perf_counter() - start, 1)}
     (data_dir / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")

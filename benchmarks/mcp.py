@@ -98,7 +98,6 @@ def _lesson(n: int, files: list[str]) -> tuple[str, str, list[str]]:
 
 
 def build(target: Path, lessons: int) -> dict[str, Any]:
-    from gitive.cli.main import run
     from gitive.index.refresh import fresh_index
     from gitive.lessons.propose import propose
     from gitive.lessons.review import review
@@ -110,15 +109,16 @@ def build(target: Path, lessons: int) -> dict[str, Any]:
     start = time.perf_counter()
     with c.in_dir(work, home):
         with contextlib.redirect_stdout(sys.stderr):
-            if run(["init", "--person", "alice", "--machine", "bench-box"]) != 0:
+            if c.run_deciding(["init", "--person", "alice", "--machine", "bench-box"], home) != 0:
                 raise RuntimeError("gitive init failed")
         hive = open_hive(work)
+        signer = c.person_key(home)
         with fresh_index(hive) as (conn, _):
             for n in range(lessons):
                 text, kind, cited = _lesson(n, files)
                 made = propose(hive, conn, kind=kind, text=text, evidence=[f"file:{f}" for f in cited])
                 if n % 10:
-                    review(hive, conn, made.id, approved=True, note="benchmark")
+                    review(hive, conn, made.id, approved=True, note="benchmark", signer=signer)
                 if n % 2500 == 2499:
                     c.git("gc", "--quiet", "--prune=now", cwd=work)
     c.git("gc", "--quiet", "--prune=now", cwd=work)

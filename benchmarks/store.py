@@ -84,7 +84,7 @@ class Store:
         c.git("commit", "--quiet", "-m", "add the api schema", cwd=self.work)
         c.git("push", "--quiet", "origin", "HEAD:refs/heads/main", cwd=self.work)
         os.environ["GITIVE_HOME"] = str(self.home)
-        ops.found(self.work, "alice", "laptop", "bench-team")
+        ops.found(self.work, "alice", "laptop", "bench-team", signer=c.person_key(self.home))
         c.git("config", "--add", "hive.remote", "origin", cwd=self.work)
         c.git("config", "--add", "remote.origin.fetch", "+refs/hive/*:refs/hive-remotes/origin/*", cwd=self.work)
         self.rnd = random.Random(7)

@@ -38,6 +38,7 @@ class Machine:
 
     def __init__(self, root: Path, name: str, remote: Path) -> None:
         self.name = name
+        self.passphrase = f"{name}'s own passphrase"  # a person types it; the demo hands it over on stdin
         self.home = root / f"{name}-home"
         self.home.mkdir()
         self.clone = root / f"{name}-clone"
@@ -54,13 +55,17 @@ class Machine:
                               capture_output=True, check=True)
         return done.stdout
 
-    def gitive(self, *args: str, check: bool = True, show: bool = True, agent: bool = False
-               ) -> subprocess.CompletedProcess[str]:
+    def gitive(self, *args: str, check: bool = True, show: bool = True, agent: bool = False,
+               decide: bool = False) -> subprocess.CompletedProcess[str]:
+        """Run gitive (as this machine's agent with ``agent``); ``decide``: a decision signed with the person
+        key, its passphrase given on stdin."""
         if show:
             who = f"{self.name}'s agent" if agent else self.name
             print(f"{DIM}[{who}]$ gitive {' '.join(a if len(a) < 40 else a[:24] + '…' for a in args)}{END}")
         env = {**self.env, "GITIVE_AGENT": "1"} if agent else self.env
-        done = subprocess.run([GITIVE, *args], cwd=self.clone, env=env, text=True, capture_output=True)
+        argv, given = ([*args, "--passphrase-stdin"], self.passphrase + "\n") if decide else (list(args), None)
+        done = subprocess.run([GITIVE, *argv], cwd=self.clone, env=env, text=True, capture_output=True,
+                              input=given)
         if show:
             for line in (done.stdout + done.stderr).splitlines():
                 print(f"    {line}")
@@ -70,13 +75,14 @@ class Machine:
 
 
 def at_terminal(m: Machine, *args: str) -> None:
-    """Run a command that wants a person at a terminal, on a pseudo-terminal, answering its question with y."""
+    """Run a command that wants a person at a terminal, on a pseudo-terminal: answer its question with y and
+    type the person key's passphrase when it asks."""
     print(f"{DIM}[{m.name}, at the terminal]$ gitive {' '.join(a if len(a) < 40 else a[:24] + '…' for a in args)}{END}")
     pid, fd = pty.fork()
     if pid == 0:
         os.chdir(m.clone)
         os.execve(GITIVE, [GITIVE, *args], m.env)
-    out, answered, deadline = b"", False, time.monotonic() + 60
+    out, answered, typed, deadline = b"", False, False, time.monotonic() + 60
     while time.monotonic() < deadline:
         ready, _, _ = select.select([fd], [], [], 0.1)
         if ready:
@@ -90,6 +96,9 @@ def at_terminal(m: Machine, *args: str) -> None:
             if not answered and b"[y/N]" in out:
                 os.write(fd, b"y\n")
                 answered = True
+            if not typed and b"Passphrase of your person key" in out:
+                os.write(fd, m.passphrase.encode() + b"\n")
+                typed = True
     _, status = os.waitpid(pid, 0)
     for line in out.decode("utf-8", "replace").replace("\r", "").splitlines():
         if line.strip():
@@ -171,7 +180,7 @@ def memory_and_mail(alice: Machine, bob: Machine, carol: Machine) -> None:
 
 def future_tense(root: Path, remote: Path, alice: Machine, bob: Machine) -> None:
     step("Alice (an admin) invites an anchor; an always-on box joins with that code and takes a first look")
-    code = alice.gitive("invite", "--anchor", show=True).stdout.strip()
+    code = alice.gitive("invite", "--anchor", show=True, decide=True).stdout.strip()
     box = Machine(root, "box", remote)
     box.gitive("join", code, "--machine", "box")
     box.gitive("anchor", "run", "--once", show=False)  # its baseline: the branches and logs as they are now
@@ -242,22 +251,22 @@ def main() -> int:
         alice = Machine(root, "alice", remote)
         alice.git("commit", "-q", "--allow-empty", "-m", "first commit")
         alice.git("push", "-q", "origin", "HEAD:refs/heads/main")
-        alice.gitive("init", "--person", "alice", "--machine", "laptop", "--name", "acme")
+        alice.gitive("init", "--person", "alice", "--machine", "laptop", "--name", "acme", decide=True)
         alice.gitive("sync")
 
         step("Alice makes two one-time invites, sends them privately, and goes offline")
-        code_bob = alice.gitive("invite", show=False).stdout.strip()
-        code_carol = alice.gitive("invite", "--days", "1", show=False).stdout.strip()
+        code_bob = alice.gitive("invite", show=False, decide=True).stdout.strip()
+        code_carol = alice.gitive("invite", "--days", "1", show=False, decide=True).stdout.strip()
         print(f"    invite for Bob:   {code_bob[:30]}…\n    invite for Carol: {code_carol[:30]}…")
 
         step("Bob and Carol clone the repository and join with their codes")
         bob = Machine(root, "bob", remote)
-        bob.gitive("join", code_bob, "--person", "bob", "--machine", "desk")
+        bob.gitive("join", code_bob, "--person", "bob", "--machine", "desk", decide=True)
         carol = Machine(root, "carol", remote)
-        carol.gitive("join", code_carol, "--person", "carol", "--machine", "tower")
+        carol.gitive("join", code_carol, "--person", "carol", "--machine", "tower", decide=True)
         step("Reusing Bob's one-time code is refused")
         mallory = Machine(root, "mallory", remote)
-        mallory.gitive("join", code_bob, "--person", "mallory", check=False)
+        mallory.gitive("join", code_bob, "--person", "mallory", check=False, decide=True)
 
         step("Everyone syncs and lists the roster")
         for m in (alice, bob, carol):

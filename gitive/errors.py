@@ -50,5 +50,9 @@ class RaceLost(GitiveError):
     """A compare-and-swap ref update kept losing to other writers."""
 
 
+class NotAllowed(GitiveError):
+    """A decision this person may not make, or that readers would not count; nothing was written."""
+
+
 class RefLocked(RaceLost):
     """A ref stays locked by another process (named in the message when gitive recorded it)."""

@@ -152,3 +152,17 @@ def entry_commit(repo: Any, data: bytes, parent: str | None) -> str:
         who = pygit2.Signature("forger", "forger@hive", 1_700_000_000, 0)
         parents = [pygit2.Oid(hex=parent)] if parent else []
         return str(repo.create_commit(None, who, who, "forged entry\n", builder.write(), parents))
+
+
+def person_signer(name: str) -> Any:
+    """A person key derived from ``name`` (deterministic), unlocked: what ``gitive person init`` would hold."""
+    from gitive.core.personkey import LocalSigner
+
+    return LocalSigner(SigningKey(blake3.blake3(b"gitive-test-person/" + name.encode()).digest()))
+
+
+def gestured(signer: Any, author: Machine | str, record: dict[str, Any], team_id: str = TEAM_ID) -> dict[str, Any]:
+    """``record`` with a gesture by ``signer`` for ``author`` (docs/verification.md §3)."""
+    from gitive.core import gesture
+
+    return gesture.sign(signer, team_id, author.id if isinstance(author, Machine) else author, record)

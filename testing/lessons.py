@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from gitive.lessons.gate import AGENT_ENV
-from testing import fixtures
+from testing import fixtures, people
 from testing.machines import Machine
 
 GITIVE = Path(sys.executable).with_name("gitive")
@@ -137,9 +137,16 @@ def as_person(machine: Machine, *args: str, answers: Sequence[tuple[str, str]] =
     return run_in_pty(args, machine.clone, person_env(machine.home, **extra), answers, timeout)
 
 
+PASSPHRASE_PROMPT = "Passphrase of your person key"
+# The answer to that prompt, for ``as_person(..., answers=[..., PASSPHRASE_ANSWER])``.
+PASSPHRASE_ANSWER = (PASSPHRASE_PROMPT, people.PASSPHRASE + "\n")
+
+
 def confirmed(machine: Machine, *args: str, prompt: str = "Sign this", **extra: str) -> str:
-    """Run a command that asks for one confirmation on ``machine``'s terminal, answer ``y``, require exit 0."""
-    code, out = as_person(machine, *args, answers=[(prompt, "y\n")], **extra)
+    """Run a command that asks for one confirmation on ``machine``'s terminal, answer ``y`` and then the
+    person key's passphrase; require exit 0."""
+    people.person_key(machine.home)
+    code, out = as_person(machine, *args, answers=[(prompt, "y\n"), PASSPHRASE_ANSWER], **extra)
     assert code == 0, f"gitive {' '.join(args)} on {machine.name}: exit {code}\n{out}"
     return out
 

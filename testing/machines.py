@@ -52,15 +52,18 @@ def _environ(changes: dict[str, str | None]) -> Iterator[None]:
                 os.environ[k] = v
 
 
-def run_cli(argv: list[str], cwd: Path, env: dict[str, str | None]) -> Result:
-    """Run ``gitive argv`` in-process in ``cwd`` with ``env`` applied; restore cwd and env afterwards."""
+def run_cli(argv: list[str], cwd: Path, env: dict[str, str | None], stdin: str = "") -> Result:
+    """Run ``gitive argv`` in-process in ``cwd`` with ``env`` applied and ``stdin`` as standard input;
+    restore cwd, env and streams afterwards."""
     from gitive.cli.main import run
+    from testing import people
 
     out, err = io.StringIO(), io.StringIO()
     old_cwd = os.getcwd()
     os.chdir(cwd)
     try:
-        with _environ(env), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with (_environ(env), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err),
+              people.stdin(stdin)):
             code = run(argv)
     finally:
         os.chdir(old_cwd)
@@ -76,14 +79,35 @@ class Machine:
     clone: Path
     env: dict[str, str | None] = field(default_factory=dict)
 
-    def run(self, *argv: str, env: dict[str, str | None] | None = None) -> Result:
-        return run_cli(list(argv), self.clone, {"GITIVE_HOME": str(self.home), **self.env, **(env or {})})
+    def run(self, *argv: str, env: dict[str, str | None] | None = None, stdin: str = "") -> Result:
+        return run_cli(list(argv), self.clone, {"GITIVE_HOME": str(self.home), **self.env, **(env or {})}, stdin)
 
-    def ok(self, *argv: str, env: dict[str, str | None] | None = None) -> Result:
+    def ok(self, *argv: str, env: dict[str, str | None] | None = None, stdin: str = "") -> Result:
         """``run`` and require exit 0."""
-        result = self.run(*argv, env=env)
+        result = self.run(*argv, env=env, stdin=stdin)
         assert result.code == 0, f"gitive {' '.join(argv)} on {self.name}: {result}"
         return result
+
+    def decide(self, *argv: str, env: dict[str, str | None] | None = None) -> Result:
+        """Run a decision command with ``--passphrase-stdin`` and this machine's person key's passphrase
+        (the key is created, at test cost, if this home has none)."""
+        from testing import people
+
+        people.person_key(self.home)
+        return self.run(*argv, "--passphrase-stdin", env=env, stdin=people.PASSPHRASE + "\n")
+
+    def decided(self, *argv: str, env: dict[str, str | None] | None = None) -> Result:
+        """``decide`` and require exit 0."""
+        result = self.decide(*argv, env=env)
+        assert result.code == 0, f"gitive {' '.join(argv)} on {self.name}: {result}"
+        return result
+
+    @property
+    def signer(self) -> Any:
+        """This machine's person key, unlocked (created at test cost if missing)."""
+        from testing import people
+
+        return people.person_key(self.home)
 
     def json(self, *argv: str, env: dict[str, str | None] | None = None) -> Any:
         """``run`` with ``--json``, require exit 0, and parse stdout."""
@@ -135,17 +159,22 @@ class Fleet:
         return Machine(name, home, clone)
 
     def found(self, machine: Machine, person: str) -> Machine:
-        machine.ok("init", "--person", person, "--machine", machine.name)
+        machine.decided("init", "--person", person, "--machine", machine.name)
         machine.ok("sync")
         return machine
 
     def invite(self, inviter: Machine, *args: str) -> str:
-        code = inviter.ok("invite", *args).out.strip()
+        code = inviter.decided("invite", *args).out.strip()
         assert code.startswith("gitive-"), code
         return code
 
-    def join(self, machine: Machine, code: str, person: str) -> Machine:
-        machine.ok("join", code, "--person", person, "--machine", machine.name)
+    def join(self, machine: Machine, code: str, person: str, same_person_as: Machine | None = None) -> Machine:
+        """``gitive join``; a second machine of a person first gets that person's key (export, import)."""
+        if same_person_as is not None:
+            from testing import people
+
+            people.copy_person_key(same_person_as.home, machine.home)
+        machine.decided("join", code, "--person", person, "--machine", machine.name)
         return machine
 
     def team(self, remote: str | Path, *people: tuple[str, str]) -> list[Machine]:

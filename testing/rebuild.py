@@ -157,13 +157,8 @@ class World:
 
 
 def _stats(conn: sqlite3.Connection) -> list[Any]:
-    """Citation stats, once they are read from rows through admission and quarantine (a view). As counters
-    bumped when an entry is projected, which of two equivocating entries arrived first decides the count: that
-    is the authority work's to fix (docs/verification.md §4), and test_index_equals_rebuild holds a strict
-    xfail for it, so this comparison starts by itself when the view lands."""
-    kind = conn.execute("SELECT type FROM sqlite_master WHERE name = 'lesson_stats'").fetchone()
-    if kind is None or kind[0] != "view":
-        return []
+    """Citation stats, recounted from admitted citation rows (docs/verification.md §4), so the order in which two
+    equivocating entries arrive cannot decide a count."""
     return conn.execute("SELECT lesson, citations, successes FROM lesson_stats ORDER BY 1").fetchall()
 
 

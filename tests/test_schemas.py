@@ -14,6 +14,7 @@ from referencing import Registry, Resource
 from gitive.cli.main import run
 from gitive.core import records
 from gitive.store import logs
+from testing import people
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "refs_schema"
 
@@ -38,7 +39,7 @@ def team_with_two_machines(bare_remote: Path, make_clone, machine_home, monkeypa
     alice = make_clone(bare_remote, "alice")
     monkeypatch.setenv("GITIVE_HOME", str(machine_home("alice")))
     monkeypatch.chdir(alice)
-    assert run(["init", "--person", "alice", "--machine", "laptop"]) == 0
+    assert people.run_deciding(["init", "--person", "alice", "--machine", "laptop"]) == 0
     assert run(["sync"]) == 0
     code_file = alice / ".." / "code"
     import contextlib
@@ -46,13 +47,13 @@ def team_with_two_machines(bare_remote: Path, make_clone, machine_home, monkeypa
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert run(["invite", "--person", "bob"]) == 0
+        assert people.run_deciding(["invite", "--person", "bob"]) == 0
     code_file.write_text(out.getvalue().strip())
     bob = make_clone(bare_remote, "bob")
     monkeypatch.setenv("GITIVE_HOME", str(machine_home("bob")))
     monkeypatch.chdir(bob)
-    assert run(["join", code_file.read_text(), "--person", "bob", "--machine", "desk"]) == 0
-    assert run(["team", "remove", "bob/desk"]) == 0
+    assert people.run_deciding(["join", code_file.read_text(), "--person", "bob", "--machine", "desk"]) == 0
+    assert people.run_deciding(["team", "remove", "bob/desk"]) == 0
     return bob
 
 
@@ -72,7 +73,7 @@ def test_written_entries_validate_against_the_schemas(team_with_two_machines: Pa
             errors = sorted(validator.iter_errors(json.loads(entry.raw)), key=str)
             assert not errors, f"{ref} seq {entry.seq}: {errors[0].message}"
             kinds.add(entry.kind)
-    assert kinds == {"member", "team", "invite", "project-member"}
+    assert kinds == {"member", "team", "invite", "project-member", "person-key"}
 
 
 def test_schema_refuses_what_the_code_refuses() -> None:

@@ -111,6 +111,8 @@ def record_if_due(hive: Hive, every_ms: int = 3_600_000) -> list[Outcome]:
     """:func:`record`, at most once per ``every_ms`` (it reads the whole event log)."""
     from gitive.index.refresh import fresh_index
 
+    if hive.removed:  # a removed machine writes no shared record; its sync must still work
+        return []
     stamp = gitive_home() / "citations-checked"
     now = now_ms()
     try:

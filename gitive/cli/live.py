@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from gitive.cli.output import console, emit_json
+from gitive.cli.person import passphrase_stdin, person_gesture
 
 
 def register(app: typer.Typer) -> None:
@@ -138,18 +139,24 @@ def held(as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -
     return 0
 
 
-def release(message: str = typer.Argument(..., help="The id of a held message.")) -> int:
-    """Let a held message through to its session (a person at a terminal only).
+def release(message: str = typer.Argument(..., help="The id of a held message."),
+            stdin: bool = passphrase_stdin()) -> int:
+    """Let a held message through to its session (a person at a terminal, with their person key's passphrase).
 
     Example: gitive release 01JA2B3C4D5E6F7G8H9J0K1M2N
     """
     from gitive.daemon import db as daemon_db
     from gitive.daemon import mailbox
     from gitive.daemon.service import team_view
+    from gitive.errors import GitiveError
     from gitive.lessons import gate
 
-    gate.require_person("releasing a held message")
+    gate.require_person("releasing a held message", scripted=stdin)
     person = team_view().person
+    with daemon_db.connect() as db:
+        if not any(r["id"] == message for r in mailbox.held(db)):
+            raise GitiveError(f"no held message {message!r}; `gitive held` lists them")
+    person_gesture("to release a held message", stdin)  # the gesture: a person's decision, not an agent's
     with daemon_db.connect() as db:
         count = mailbox.release(db, message, person)
     console.print(f"released {message} to {count} session(s); it arrives at the next tool call or session start")

@@ -44,6 +44,7 @@ def _register() -> None:
         live,
         log,
         owe,
+        person,
         project,
         retract,
         review,
@@ -69,6 +70,7 @@ def _register() -> None:
     app.add_typer(lessons.app, name="lessons")
     app.add_typer(review.app, name="review")
     app.add_typer(project.app, name="project")
+    app.add_typer(person.app, name="person")
     app.add_typer(index.app, name="index")
     app.add_typer(server.app, name="server")
     app.command("ui")(ui.ui)
@@ -108,9 +110,23 @@ def _crash_log(exc: BaseException) -> Path:
     return path
 
 
+_shown: set[str] = set()
+
+
+def _notice(line: str) -> None:
+    """Print a standing notice (removed machine, person keys to create) once per process, on stderr."""
+    if line not in _shown:
+        _shown.add(line)
+        print(f"gitive: {line}", file=sys.stderr)
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return the exit code: 0 ok, 1 a gitive error, 2 usage, 3 a bug, 130 interrupted."""
+    from gitive.core import notices
+
     _register()
+    _shown.clear()
+    notices.listen(_notice)
     try:
         result = app(args=argv, prog_name="gitive", standalone_mode=False)
     except typer.Exit as exc:
@@ -126,7 +142,8 @@ def run(argv: list[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except GitiveError as exc:
-        print(f"gitive: {exc}", file=sys.stderr)
+        if str(exc) not in _shown:  # the same words as a notice already shown: one line is enough
+            print(f"gitive: {exc}", file=sys.stderr)
         return 1
     except Exception as exc:  # a bug: keep the details, show one line
         path = _crash_log(exc)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from gitive.cli.output import console, emit_json
+from gitive.cli.person import passphrase_stdin, signer_if_any
 
 app = typer.Typer(help="Project membership: who reviews and receives this project's lessons.\n\n"
                        "Example: gitive project confirm bob",
@@ -28,12 +29,16 @@ def show(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help=
     pid = projects.project_id(hive.project)
     with fresh_index(hive) as (conn, _):
         people = project_index.people(conn, pid)
+        confirmers = project_index.who_confirms(conn, pid)
     if as_json:
-        emit_json({"project": pid, "label": projects.project_label(hive.project), "people": people})
+        emit_json({"project": pid, "label": projects.project_label(hive.project), "people": people,
+                   "confirmed_by": confirmers})
         return 0
     console.print(f"Project {projects.project_label(hive.project)} ({pid[:12]})")
+    by = f" by {', '.join(confirmers)}" if confirmers else " by an admin"
     for person, info in sorted(people.items()):
-        status = "confirmed" if info["confirmed"] else "[yellow]pending[/] (`gitive project confirm " + person + "`)"
+        status = ("confirmed" if info["confirmed"]
+                  else f"[yellow]pending[/] (`gitive project confirm {person}`{by})")
         console.print(f"  {person:<16} {info['role']:<7} {status}")
     console.print("Membership decides review authority and routing; anyone who can read the repository can "
                   "read its project lessons.")
@@ -44,8 +49,11 @@ def show(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help=
 def confirm(
     person: str = typer.Argument(..., help="The person to confirm."),
     owner: bool = typer.Option(False, "--owner", help="Make them an owner too."),
+    stdin: bool = passphrase_stdin(),
 ) -> int:
-    """Confirm a person as a member (or owner) of this project; owners only.
+    """Confirm a person as a member (or owner) of this project; its owners and the team's admins only.
+
+    Signed with your person key: a confirmation decides whose reviews count for this project's lessons.
 
     Example: gitive project confirm bob
     """
@@ -54,13 +62,15 @@ def confirm(
     from gitive.lessons import gate
     from gitive.team.hive import open_hive
 
-    gate.require_person("confirming a project member")
+    gate.require_person("confirming a project member", scripted=stdin)
     hive = open_hive()
     what = "an owner" if owner else "a member"
-    if not typer.confirm(f"Confirm {person} as {what} of this project, signed as yourself?", default=False):
+    if not stdin and not typer.confirm(f"Confirm {person} as {what} of this project, signed as yourself?",
+                                       default=False):
         console.print("nothing signed")
         return 0
     with fresh_index(hive) as (conn, _):
-        do_confirm(hive, conn, person, owner)
+        signer = signer_if_any(f"to confirm {person}", stdin)
+        do_confirm(hive, conn, person, owner, signer)
     console.print(f"confirmed {person}{' as owner' if owner else ''}; `gitive sync` shares it")
     return 0

@@ -12,7 +12,8 @@ from gitive.constants import LOG_NAMES, MAX_SKEW_MS
 from gitive.core.ids import is_hex64, is_machine_id, is_name
 from gitive.errors import InvalidRecord
 
-ROLES = ("member", "anchor")
+ROLES = ("admin", "member", "anchor")
+_SIG = re.compile(r"[0-9a-f]{128}")
 _ULID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
 MAX_MESSAGE_BODY = 64 * 1024
 TEAM_SCOPE: dict[str, Any] = {"team": True}  # never mutated: every team-scope entry shares it
@@ -26,7 +27,8 @@ ACTORS = ("agent", "person")
 
 # field -> (type, required); "machine" and "name" are checked beyond their type.
 _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
-    "team": {"name": ("str", True), "founder": ("machine", True)},
+    # version 2: founded with roles and person keys; gestures are required from the start (no field: v1).
+    "team": {"name": ("str", True), "founder": ("machine", True), "version": ("int", False)},
     "member": {
         "machine": ("machine", True),
         "person": ("name", True),
@@ -36,6 +38,8 @@ _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
         "emails": ("list", True),
         "ts": ("int", True),
         "admission": ("dict", False),
+        "heads": ("heads", False),  # on a deactivation or re-activation: the machine's log heads as seen
+        "gesture": ("gesture", False),
     },
     "invite": {
         "id": ("hex", True),
@@ -45,6 +49,21 @@ _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
         "person": ("name", False),
         "note": ("str", False),
         "role": ("role", False),  # "anchor": admits only an anchor machine (gitive invite --anchor)
+        "gesture": ("gesture", False),
+    },
+    # A person's key for their decisions (docs/verification.md §3); `endorse` when it adds to a registered key.
+    "person-key": {
+        "person": ("name", True),
+        "key": ("hex", True),
+        "ts": ("int", True),
+        "gesture": ("gesture", True),
+        "endorse": ("gesture", False),
+    },
+    # An admin's switch of a v1 team to required gestures: decisions at or below `heads` stay valid without.
+    "migration": {
+        "version": ("int", True),
+        "heads": ("machine-heads", True),
+        "gesture": ("gesture", True),
     },
     # Lessons (header; the body lives in the author's body store under body_hash).
     "lesson": {
@@ -68,8 +87,10 @@ _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
         "edits": ("hex", False),  # body hash of the reviewer's replacement text, in the reviewer's body store
         "diff_hash": ("str", False),
         "base": ("str", False),
+        "gesture": ("gesture", False),
     },
-    "tombstone": {"lesson": ("hex", True), "reason": ("str", True), "bodies": ("list", True)},
+    "tombstone": {"lesson": ("hex", True), "reason": ("str", True), "bodies": ("list", True),
+                  "gesture": ("gesture", False)},
     # An agent used a lesson in a session; written once the outcome is known (a day after the session ended).
     "citation": {
         "lesson": ("hex", True),
@@ -95,6 +116,7 @@ _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
         "person": ("name", True),
         "role": ("project-role", True),
         "confirmed": ("bool", True),
+        "gesture": ("gesture", False),
     },
     # Obligations (DESIGN §8, docs/obligations.md): a promise with a CEL condition over the event vocabulary.
     "obligation": {
@@ -201,6 +223,17 @@ _FAST: dict[str, Any] = {
 }
 
 
+def _gesture_ok(value: Any) -> bool:
+    return (isinstance(value, dict) and set(value) == {"key", "sig"} and is_hex64(value["key"])
+            and isinstance(value["sig"], str) and bool(_SIG.fullmatch(value["sig"])))
+
+
+def _heads_ok(value: Any) -> bool:
+    """``{log name: seq}``: every name a known log, every seq a non-negative integer."""
+    return isinstance(value, dict) and all(
+        k in LOG_NAMES and isinstance(v, int) and not isinstance(v, bool) and v >= 0 for k, v in value.items())
+
+
 def _type_ok(kind: str, value: Any) -> bool:
     match kind:
         case "str":
@@ -239,6 +272,13 @@ def _type_ok(kind: str, value: Any) -> bool:
             return value in ACTORS
         case "hex":
             return is_hex64(value)
+        case "gesture":
+            return _gesture_ok(value)
+        case "heads":
+            return _heads_ok(value)
+        case "machine-heads":
+            return (isinstance(value, dict) and len(value) <= 4096
+                    and all(is_machine_id(k) and _heads_ok(v) for k, v in value.items()))
         case "any":
             return True
     raise AssertionError(f"unknown field type {kind}")

@@ -73,8 +73,9 @@ def ingest(index: sqlite3.Connection, db: sqlite3.Connection, me: str, my_person
     """Queue every verified message addressed to this machine that is not queued yet; return how many."""
     cursor = int(db.execute("SELECT COALESCE((SELECT value FROM meta WHERE key = 'mail_rowid'), '0')").fetchone()[0])
     rows = index.execute(
-        "SELECT e.rowid, e.author, e.envelope, e.at FROM entries e JOIN members m ON m.machine = e.author "
-        "WHERE e.kind = 'message' AND e.rowid > ? AND (m.active = 1 OR e.at < m.ts) ORDER BY e.rowid", (cursor,)
+        "SELECT e.rowid, e.author, e.envelope, e.at FROM entries e WHERE e.kind = 'message' AND e.rowid > ? "
+        "AND EXISTS (SELECT 1 FROM admitted_entries a WHERE a.author = e.author AND a.log = e.log "
+        "AND a.seq = e.seq) ORDER BY e.rowid", (cursor,)
     ).fetchall()
     added = 0
     for rowid, author, envelope, _at in rows:

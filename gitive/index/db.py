@@ -123,6 +123,80 @@ MIGRATIONS: list[tuple[str, str | Callable[[sqlite3.Connection], None]]] = [
         ALTER TABLE cursors ADD COLUMN refused TEXT;
         ALTER TABLE cursors ADD COLUMN retry_at INTEGER
     """),
+    # Authority (docs/verification.md §3, §4): an entry counts by its position in its author's log, never by
+    # the time it claims (member_gaps; v1 removals keep the time rule in member_time_gaps); decisions count
+    # only with a gesture by the right person's registered key, unless at or below the migration point
+    # (gesture_exempt; machine '*' exempts everything in a v1 team not yet migrated). Citations become rows,
+    # and lesson_stats is recounted from the admitted ones (index.lessons.refresh_stats) instead of counters
+    # bumped when projected. Emptying `members` makes the next ingest recompute the roster, which fills the
+    # new tables and recounts every lesson's stats.
+    ("0009-authority", """
+        CREATE TABLE member_gaps(machine TEXT NOT NULL, gap INTEGER NOT NULL, log TEXT NOT NULL,
+                                 lo INTEGER NOT NULL, hi INTEGER, t_hi INTEGER, PRIMARY KEY(machine, gap, log));
+        CREATE TABLE member_time_gaps(machine TEXT NOT NULL, gap INTEGER NOT NULL, t_lo INTEGER NOT NULL,
+                                      t_hi INTEGER, PRIMARY KEY(machine, gap));
+        CREATE TABLE person_keys(person TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY(person, key));
+        CREATE TABLE admins(person TEXT PRIMARY KEY, current INTEGER NOT NULL);
+        CREATE TABLE gesture_exempt(machine TEXT NOT NULL, log TEXT NOT NULL, seq INTEGER NOT NULL,
+                                    PRIMARY KEY(machine, log));
+        CREATE TABLE gestures_pending(author TEXT NOT NULL, log TEXT NOT NULL, seq INTEGER NOT NULL,
+                                      kind TEXT NOT NULL, PRIMARY KEY(author, log, seq));
+        ALTER TABLE reviews ADD COLUMN gesture TEXT;
+        ALTER TABLE tombstones ADD COLUMN gesture TEXT;
+        ALTER TABLE project_members ADD COLUMN gesture TEXT;
+        CREATE TABLE citations(author TEXT NOT NULL, log TEXT NOT NULL, seq INTEGER NOT NULL, lesson TEXT NOT NULL,
+                               session TEXT NOT NULL, success INTEGER NOT NULL, at INTEGER NOT NULL,
+                               PRIMARY KEY(author, log, seq));
+        CREATE INDEX citations_lesson ON citations(lesson);
+        INSERT OR IGNORE INTO citations
+            SELECT author, log, seq, json_extract(envelope, '$.body.record.lesson'),
+                   json_extract(envelope, '$.body.record.session'),
+                   json_extract(envelope, '$.body.record.success'), at
+            FROM entries WHERE kind = 'citation';
+        DROP TABLE lesson_stats;
+        CREATE VIEW admitted_entries AS
+            SELECT e.* FROM entries e
+            WHERE EXISTS (SELECT 1 FROM members m WHERE m.machine = e.author)
+              AND NOT EXISTS (SELECT 1 FROM logs l WHERE l.author = e.author AND l.log = e.log
+                              AND l.quarantined_from <= e.seq)
+              AND NOT EXISTS (SELECT 1 FROM member_gaps g WHERE g.machine = e.author AND g.log = e.log
+                              AND e.seq > g.lo AND (g.hi IS NULL OR e.seq <= g.hi)
+                              AND (g.t_hi IS NULL OR e.at < g.t_hi))
+              AND NOT EXISTS (SELECT 1 FROM member_time_gaps t WHERE t.machine = e.author AND e.at >= t.t_lo
+                              AND (t.t_hi IS NULL OR e.at < t.t_hi));
+        DROP VIEW valid_reviews;
+        CREATE VIEW valid_reviews AS
+            SELECT r.* FROM reviews r
+            JOIN admitted_entries a ON a.author = r.author AND a.log = r.log AND a.seq = r.seq
+            JOIN members m ON m.machine = r.author
+            WHERE m.person = r.approver AND m.role != 'anchor'
+              AND (r.gesture IN (SELECT k.key FROM person_keys k WHERE k.person = r.approver)
+                   OR EXISTS (SELECT 1 FROM gesture_exempt x WHERE (x.machine = '*' OR (x.machine = r.author
+                              AND x.log = r.log)) AND r.seq <= x.seq));
+        CREATE VIEW valid_tombstones AS
+            SELECT t.*, m.person AS person FROM tombstones t
+            JOIN admitted_entries a ON a.author = t.author AND a.log = t.log AND a.seq = t.seq
+            JOIN members m ON m.machine = t.author
+            WHERE m.role != 'anchor'
+              AND (t.gesture IN (SELECT k.key FROM person_keys k WHERE k.person = m.person)
+                   OR EXISTS (SELECT 1 FROM gesture_exempt x WHERE (x.machine = '*' OR (x.machine = t.author
+                              AND x.log = t.log)) AND t.seq <= x.seq));
+        CREATE VIEW valid_project_members AS
+            SELECT p.*, m.person AS signer,
+                   (m.role != 'anchor' AND p.gesture IN (SELECT k.key FROM person_keys k WHERE k.person = m.person))
+                       AS decides,
+                   (m.role != 'anchor' AND EXISTS (SELECT 1 FROM gesture_exempt x WHERE (x.machine = '*'
+                       OR (x.machine = p.author AND x.log = p.log)) AND p.seq <= x.seq)) AS exempt
+            FROM project_members p
+            JOIN admitted_entries a ON a.author = p.author AND a.log = p.log AND a.seq = p.seq
+            JOIN members m ON m.machine = p.author;
+        DROP VIEW visible_lessons;
+        CREATE VIEW visible_lessons AS
+            SELECT l.* FROM lessons l
+            JOIN admitted_entries a ON a.author = l.author AND a.log = l.log AND a.seq = l.seq;
+        CREATE TABLE lesson_stats(lesson TEXT PRIMARY KEY, citations INTEGER NOT NULL, successes INTEGER NOT NULL);
+        DELETE FROM members
+    """),
 ]
 
 

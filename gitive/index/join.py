@@ -2,18 +2,36 @@
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
+from gitive.core import gesture, personkey
 from gitive.core.keys import load_or_create_key, machine_id
-from gitive.errors import GitiveError, NoTeam
-from gitive.index import membership
+from gitive.errors import GitiveError, NotAllowed, NoTeam
+from gitive.index import deciding, membership
 from gitive.index import sync as syncing
 from gitive.index.refresh import fresh_index
 from gitive.store import logs
 from gitive.store import repo as repos
 from gitive.team import anchors, invites, ops
 from gitive.team.hive import KEY_TEAM
+
+if TYPE_CHECKING:
+    from gitive.core.personkey import Signer
+
+
+_SECOND_MACHINE = ("{person} already has a person key: on {person}'s other machine run `gitive person export "
+                   "FILE`, here `gitive person import FILE`, then join again")
+
+
+def _check_key(conn: sqlite3.Connection, person: str, signer: Signer) -> None:
+    """A machine joining as a person who has a registered key must bring that key."""
+    registered = deciding.registered_keys(conn, person)
+    if registered and signer.public not in registered:
+        raise NotAllowed(_SECOND_MACHINE.format(person=person)
+                         + f" (the registered key is {registered[0][:12]}…, this home's {signer.public[:12]}…)")
 
 
 class Joined(NamedTuple):
@@ -25,8 +43,13 @@ class Joined(NamedTuple):
 
 
 def join(path: Path | str | None, code_text: str, person: str | None, machine_name: str,
-         team_remote: str | None = None) -> Joined:
+         team_remote: str | None = None, *, person_key: Callable[[], Signer]) -> Joined:
     """Fetch the team's roster, check the invite against it, then write and push this machine's join entry.
+
+    ``person_key`` is called once the invite checks out: it returns the person key (new, or imported from the
+    person's other machine) that gestures the join entry and is registered for ``person`` (a second
+    machine's key must be the one already registered). The anchor has no person, so no person key: its
+    admission rests on the admin's (gestured) anchor invite.
 
     Nothing is written (no config, no entry) when the code is bad, the invite is unknown, expired or used, or
     the remote cannot be reached. ``person`` may be None only for an anchor invite (the anchor's person name is
@@ -58,6 +81,12 @@ def join(path: Path | str | None, code_text: str, person: str | None, machine_na
             person = person or anchors.ANCHOR_PERSON
             anchors.check_person_name(person, role)
             ops.check_invite(conn, code, me, person)
+            signer = None
+            if role != anchors.ANCHOR_ROLE:
+                if deciding.registered_keys(conn, person) and not personkey.exists():
+                    raise NotAllowed(_SECOND_MACHINE.format(person=person))  # before a key is made for nothing
+                signer = person_key()
+                _check_key(conn, person, signer)
     except BaseException:
         if not already:  # only undo what this call configured: a clone already in the team stays as it was
             ops.unjoin(hive)
@@ -67,8 +96,13 @@ def join(path: Path | str | None, code_text: str, person: str | None, machine_na
         raise
     admission = {"via": "invite", "invite": code.invite_id, "proof": invites.prove(code, me, person)}
     emails = ops.git_emails(hive.project, [])
-    logs.append(hive.store, key, hive.team_id, "roster", ops.TEAM_SCOPE,
-                ops.member_record(me, person, machine_name, emails, admission, role=role or "member"))
+    record = ops.member_record(me, person, machine_name, emails, admission, role=role or "member")
+    if signer is not None:
+        record = gesture.sign(signer, hive.team_id, me, record)
+    logs.append(hive.store, key, hive.team_id, "roster", ops.TEAM_SCOPE, record)
+    if signer is not None:
+        logs.append(hive.store, key, hive.team_id, "roster", ops.TEAM_SCOPE,
+                    ops.person_key_record(hive.team_id, me, person, signer))
     with fresh_index(hive) as (conn, _):
         if not conn.execute("SELECT 1 FROM members WHERE machine = ? AND active = 1", (me,)).fetchone():
             raise NoTeam("the join entry was written but the roster does not admit this machine; "

@@ -10,14 +10,18 @@ from gitive.index.lesson_text import drop_text
 
 
 def may_retract(conn: sqlite3.Connection, tomb_author: str, lesson: str) -> bool | None:
-    """May the machine ``tomb_author`` retract ``lesson``? None while the lesson is unknown here."""
+    """May the machine ``tomb_author`` retract ``lesson``? None while the lesson is unknown here.
+
+    Its author's person, a reviewer with authority, or an owner of the lesson's project may; an anchor
+    machine never may.
+    """
     row = conn.execute("SELECT author, scope_kind, scope_value FROM lessons WHERE id = ?", (lesson,)).fetchone()
     if row is None:
         return None
-    person = conn.execute("SELECT person FROM members WHERE machine = ?", (tomb_author,)).fetchone()
-    if person is None:
+    found = conn.execute("SELECT person, role FROM members WHERE machine = ?", (tomb_author,)).fetchone()
+    if found is None or found[1] == "anchor":
         return False
-    person = person[0]
+    person = found[0]
     author_person = conn.execute("SELECT person FROM members WHERE machine = ?", (row[0],)).fetchone()
     if author_person and author_person[0] == person:
         return True
@@ -28,25 +32,52 @@ def may_retract(conn: sqlite3.Connection, tomb_author: str, lesson: str) -> bool
     return row[1] == "project" and person in projects.owners(conn, row[2])
 
 
-def apply_tombstones(conn: sqlite3.Connection) -> set[str]:
-    """Drop the bodies of retracted lessons from the index and refuse them from now on."""
-    retracted = set()
-    for author, log, seq, lesson, listed in conn.execute(
-            "SELECT author, log, seq, lesson, bodies FROM tombstones WHERE applied = 0").fetchall():
-        if not may_retract(conn, author, lesson):
-            continue
-        hashes = set(json.loads(listed))
-        hashes |= {r[0] for r in conn.execute("SELECT body_hash FROM lessons WHERE id = ?", (lesson,))}
-        hashes |= {r[0] for r in conn.execute("SELECT edits FROM reviews WHERE about = ? AND edits IS NOT NULL",
-                                              (lesson,))}
-        for h in hashes:
-            conn.execute("INSERT OR IGNORE INTO refused_bodies VALUES (?, ?)", (h, lesson))
-            # only this lesson's copy: a tombstone may list any hash, never another lesson's body
-            conn.execute("DELETE FROM lesson_bodies WHERE body_hash = ? AND lesson = ?", (h, lesson))
-        drop_text(conn, lesson)
-        conn.execute("UPDATE tombstones SET applied = 1 WHERE author = ? AND log = ? AND seq = ?", (author, log, seq))
-        retracted.add(lesson)
-    return retracted
+def _valid_tombstones(conn: sqlite3.Connection, everything: bool) -> set[tuple[str, str, int]]:
+    """Tombstones that count (not yet applied ones unless ``everything``): admitted at their position, with a
+    gesture by their author's person key (or below the migration point), by someone who may retract."""
+    rows = conn.execute("SELECT author, log, seq, lesson FROM valid_tombstones"
+                        + ("" if everything else " WHERE applied = 0")).fetchall()
+    return {(a, log, seq) for a, log, seq, lesson in rows if may_retract(conn, a, lesson)}
+
+
+def _bodies_of(conn: sqlite3.Connection, lesson: str, listed: str) -> set[str]:
+    hashes = set(json.loads(listed))
+    hashes |= {r[0] for r in conn.execute("SELECT body_hash FROM lessons WHERE id = ?", (lesson,))}
+    hashes |= {r[0] for r in conn.execute("SELECT edits FROM reviews WHERE about = ? AND edits IS NOT NULL",
+                                          (lesson,))}
+    return hashes
+
+
+def apply_tombstones(conn: sqlite3.Connection, recheck: bool = False) -> tuple[set[str], set[str]]:
+    """Drop the bodies of retracted lessons from the index and refuse them from now on.
+
+    With ``recheck`` (the roster changed), a tombstone applied earlier that no longer counts (its author was
+    removed before it, by position) is lifted, so the index equals a rebuild; bodies come back only from a
+    body store that still holds them. Returns (lessons retracted, lessons whose retraction was lifted).
+    """
+    valid = _valid_tombstones(conn, recheck)
+    retracted, lifted = set(), set()
+    for author, log, seq, lesson, listed, applied in conn.execute(
+            "SELECT author, log, seq, lesson, bodies, applied FROM tombstones"
+            + ("" if recheck else " WHERE applied = 0")).fetchall():
+        counts = (author, log, seq) in valid
+        if counts and not applied:
+            for h in _bodies_of(conn, lesson, listed):
+                conn.execute("INSERT OR IGNORE INTO refused_bodies VALUES (?, ?)", (h, lesson))
+                # only this lesson's copy: a tombstone may list any hash, never another lesson's body
+                conn.execute("DELETE FROM lesson_bodies WHERE body_hash = ? AND lesson = ?", (h, lesson))
+            drop_text(conn, lesson)
+            conn.execute("UPDATE tombstones SET applied = 1 WHERE author = ? AND log = ? AND seq = ?",
+                         (author, log, seq))
+            retracted.add(lesson)
+        elif applied and not counts and recheck:
+            conn.execute("UPDATE tombstones SET applied = 0 WHERE author = ? AND log = ? AND seq = ?",
+                         (author, log, seq))
+            lifted.add(lesson)
+    for lesson in lifted - retracted:
+        if not conn.execute("SELECT 1 FROM tombstones WHERE lesson = ? AND applied = 1", (lesson,)).fetchone():
+            conn.execute("DELETE FROM refused_bodies WHERE lesson = ?", (lesson,))
+    return retracted, lifted - retracted
 
 
 _LAST_REVIEW = """

@@ -1,7 +1,8 @@
 """Lesson tables of the index: projecting headers, reviews, tombstones, citations and project membership.
 
-Rows are projected from structurally verified entries as they are ingested; readers join ``members`` so that
-only admitted authors count (the roster may arrive after the lessons it vouches for). Bodies
+Rows are projected from structurally verified entries as they are ingested; readers go through the views of
+migration 0006 (``admitted_entries``, ``valid_reviews``, ``lesson_stats``…) so that only entries the roster
+admits at their position count (the roster may arrive after the lessons it vouches for). Bodies
 (``index.bodies``), the shown text (``index.lesson_text``) and lifecycle states (``index.lesson_state``) are
 brought up to date by :func:`after_ingest`.
 """
@@ -14,13 +15,16 @@ from typing import Any
 
 import pygit2
 
+from gitive.core import gesture
 from gitive.index import lesson_files
 from gitive.index.bodies import attach_bodies
+from gitive.index.db import meta_get
 from gitive.index.lesson_state import apply_tombstones, recompute_status
 from gitive.index.lesson_text import refresh_fts
 from gitive.store.logs import Entry
 
 KINDS = ("lesson", "review", "tombstone", "project-member", "citation")
+TEAM_META = "team_id"  # set by the roster merge: the team gestures are bound to
 
 
 def _scope(scope: dict[str, Any]) -> tuple[str, str]:
@@ -28,8 +32,40 @@ def _scope(scope: dict[str, Any]) -> tuple[str, str]:
     return name, "" if value is True else str(value)
 
 
+_GESTURE_TABLES = {"review": "reviews", "tombstone": "tombstones", "project-member": "project_members"}
+
+
+def _gesture(conn: sqlite3.Connection, entry: Entry) -> str | None:
+    """The person key whose gesture this entry's record validly carries; checked later if the team is not
+    known yet (a fresh index reads roster logs before it has merged the roster)."""
+    body = entry.body
+    if "gesture" not in body["record"]:
+        return None
+    team_id = meta_get(conn, TEAM_META)
+    if team_id is None:
+        conn.execute("INSERT OR IGNORE INTO gestures_pending VALUES (?,?,?,?)",
+                     (body["author"], body["log"], body["seq"], body["record"]["type"]))
+        return None
+    return gesture.key_of(team_id, body["author"], body["record"])
+
+
+def check_pending_gestures(conn: sqlite3.Connection, team_id: str) -> None:
+    """Check the gestures of rows projected before the team id was known."""
+    for author, log, seq, kind in conn.execute("SELECT author, log, seq, kind FROM gestures_pending").fetchall():
+        row = conn.execute("SELECT envelope FROM entries WHERE author = ? AND log = ? AND seq = ?",
+                           (author, log, seq)).fetchone()
+        key = gesture.key_of(team_id, author, json.loads(row[0])["body"]["record"]) if row else None
+        conn.execute(f"UPDATE {_GESTURE_TABLES[kind]} SET gesture = ? WHERE author = ? AND log = ? AND seq = ?",
+                     (key, author, log, seq))
+    conn.execute("DELETE FROM gestures_pending")
+
+
 def project_entry(conn: sqlite3.Connection, entry: Entry) -> None:
-    """Project one newly inserted entry of a lesson kind into its table."""
+    """Project one newly inserted entry of a lesson kind into its table.
+
+    Rows hold what the entry says (and which person key its gesture verifies under); whether a row counts is
+    decided when it is read, through ``admitted_entries`` and the roster's person keys (migration 0006).
+    """
     body, record = entry.body, entry.body["record"]
     key = (body["author"], body["log"], body["seq"])
     kind = record["type"]
@@ -46,29 +82,51 @@ def project_entry(conn: sqlite3.Connection, entry: Entry) -> None:
         )
         lesson_files.add(conn, record["id"], lesson_files.cited(evidence))
     elif kind == "review":
-        conn.execute("INSERT OR IGNORE INTO reviews VALUES (?,?,?,?,?,?,?,?,?,?)",
+        conn.execute("INSERT OR IGNORE INTO reviews(author, log, seq, about, approver, approved, note, edits, "
+                     "scope, at, gesture) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                      (*key, record["about"], record["approver"], int(record["approved"]), record["note"],
-                      record.get("edits"), json.dumps(record.get("scope")), body["at"]))
+                      record.get("edits"), json.dumps(record.get("scope")), body["at"], _gesture(conn, entry)))
     elif kind == "tombstone":
-        conn.execute("INSERT OR IGNORE INTO tombstones VALUES (?,?,?,?,?,?,?,0)",
-                     (*key, record["lesson"], record["reason"], json.dumps(record["bodies"]), body["at"]))
+        conn.execute("INSERT OR IGNORE INTO tombstones(author, log, seq, lesson, reason, bodies, at, applied, "
+                     "gesture) VALUES (?,?,?,?,?,?,?,0,?)",
+                     (*key, record["lesson"], record["reason"], json.dumps(record["bodies"]), body["at"],
+                      _gesture(conn, entry)))
     elif kind == "citation":
-        conn.execute("INSERT INTO lesson_stats VALUES (?, 1, ?) ON CONFLICT(lesson) DO UPDATE SET "
-                     "citations = citations + 1, successes = successes + excluded.successes",
-                     (record["lesson"], int(record["success"])))
+        conn.execute("INSERT OR IGNORE INTO citations VALUES (?,?,?,?,?,?,?)",
+                     (*key, record["lesson"], record["session"], int(record["success"]), body["at"]))
     elif kind == "project-member":
-        conn.execute("INSERT OR IGNORE INTO project_members VALUES (?,?,?,?,?,?,?,?)",
+        conn.execute("INSERT OR IGNORE INTO project_members(author, log, seq, project, person, role, confirmed, "
+                     "at, gesture) VALUES (?,?,?,?,?,?,?,?,?)",
                      (*key, record["project"], record["person"], record["role"], int(record["confirmed"]),
-                      body["at"]))
+                      body["at"], _gesture(conn, entry)))
+
+
+def refresh_stats(conn: sqlite3.Connection, lessons: set[str] | None) -> None:
+    """Recount citation and outcome stats of ``lessons`` (all when None) from admitted citations only: one per
+    (machine, session), none from an unknown machine, a removed one past its heads, or a quarantined log."""
+    where, args = "", ()
+    if lessons is not None:
+        if not lessons:
+            return
+        where, args = f" WHERE c.lesson IN ({','.join('?' * len(lessons))})", tuple(lessons)
+        conn.execute(f"DELETE FROM lesson_stats WHERE lesson IN ({','.join('?' * len(lessons))})", args)
+    else:
+        conn.execute("DELETE FROM lesson_stats")
+    conn.execute(
+        "INSERT INTO lesson_stats SELECT c.lesson, COUNT(DISTINCT c.author || '/' || c.session), "
+        "COUNT(DISTINCT CASE WHEN c.success THEN c.author || '/' || c.session END) FROM citations c "
+        "JOIN admitted_entries a ON a.author = c.author AND a.log = c.log AND a.seq = c.seq"
+        f"{where} GROUP BY c.lesson", args)
 
 
 def after_ingest(conn: sqlite3.Connection, stores: list[pygit2.Repository], touched: set[str],
                  roster_changed: bool = False, *, team_id: str) -> None:
     """Bring bodies, tombstones, states and the text index up to date after new entries or bodies arrived."""
-    retracted = apply_tombstones(conn)
-    changed = attach_bodies(conn, stores, team_id, touched) | touched
+    retracted, lifted = apply_tombstones(conn, recheck=roster_changed)
+    changed = attach_bodies(conn, stores, team_id, touched | lifted) | touched | lifted
     lesson_files.resolve_commits(conn, stores, touched)
     refresh_fts(conn, changed - retracted)
     recompute_status(conn, None if roster_changed else changed | retracted)
+    refresh_stats(conn, None if roster_changed else touched)
 
 

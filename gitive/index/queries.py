@@ -1,4 +1,4 @@
-"""Reading the verified union: entries whose author the roster admits, outside any quarantine."""
+"""Reading the verified union: entries the roster admits at their position, outside any quarantine."""
 
 from __future__ import annotations
 
@@ -6,15 +6,14 @@ import json
 import sqlite3
 from typing import Any
 
-# An entry counts when its author is admitted and was not removed before it was written, and its log is
-# not quarantined at or below its seq (equivocation).
+# An entry counts when the roster admits its author at that position in its log (not inside a removal's gap,
+# docs/verification.md §3) and its log is not quarantined at or below its seq (equivocation): the
+# `admitted_entries` view of index migration 0006.
 VERIFIED = """
     SELECT e.author, e.log, e.seq, e.commit_id, e.kind, e.at, e.envelope, m.person, m.name
-    FROM entries e
+    FROM admitted_entries e
     JOIN members m ON m.machine = e.author
-    JOIN logs l ON l.author = e.author AND l.log = e.log
-    WHERE (m.active = 1 OR e.at < m.ts)
-      AND (l.quarantined_from IS NULL OR e.seq < l.quarantined_from)
+    WHERE 1 = 1
 """
 
 

@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from gitive.core import notices
 from gitive.index import db, ingest, obligations
 from gitive.team.hive import Hive
 
@@ -18,8 +19,37 @@ def fresh_index(hive: Hive, progress: ingest.Progress | None = None) -> Iterator
     with db.connect(hive.index_path) as conn:
         me = _me_or_none(hive)
         report = ingest.ingest(conn, hive.stores(), hive.team_id, hive.founder, me, progress)
+        if me is not None:
+            _standing(hive, conn, me)
         obligations.refresh(conn)  # a fingerprint query when nothing changed
         yield conn, report
+
+
+def _standing(hive: Hive, conn: sqlite3.Connection, me: str) -> None:
+    """Mark the store when the roster shows this machine removed (writers then refuse), and say so."""
+    from gitive.index import deciding
+    from gitive.store import repo as repos
+    from gitive.team.hive import KEY_REMOVED
+
+    removed = conn.execute("SELECT 1 FROM members WHERE machine = ? AND active = 0", (me,)).fetchone() is not None
+    if removed != bool(repos.config_get(hive.store, KEY_REMOVED)):
+        if removed:
+            repos.config_set(hive.store, KEY_REMOVED, "true")
+        else:
+            repos.config_unset(hive.store, KEY_REMOVED)
+    if notices.listening():
+        for line in deciding.notices(conn, me, _local_key()):
+            notices.emit(line)
+
+
+def _local_key() -> str | None:
+    from gitive.core import personkey
+    from gitive.errors import KeyFileError
+
+    try:
+        return personkey.load().public if personkey.exists() else None
+    except KeyFileError:
+        return None
 
 
 def catch_up(hive: Hive, conn: sqlite3.Connection) -> ingest.Report:

@@ -108,9 +108,10 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
             delays = sync_history.arrival_delays(conn, before, _me(hive), previous["at"], now_ms())
         if push:
             # A lesson retracted by its reviewer or owner: the author's machine drops the body it serves.
-            report.dropped = drop_own_bodies(hive.stores(), hive.key, hive.team_id, hive.me, conn=conn)
+            # The machine key, not the shared-record writer: a removed machine still honours retractions.
+            report.dropped = drop_own_bodies(hive.stores(), hive.machine_key, hive.team_id, hive.me, conn=conn)
             # Another clone with this key may have pushed a newer version of our store: go above it.
-            reconciled = sum(bodies.reconcile(repo, hive.key, hive.team_id) for repo in hive.shared_stores())
+            reconciled = sum(bodies.reconcile(repo, hive.machine_key, hive.team_id) for repo in hive.shared_stores())
             if report.dropped or reconciled:
                 catch_up(hive, conn)  # the pins follow, so the dropped bodies are unreachable here too
         machines = [row[0] for row in conn.execute("SELECT machine FROM members ORDER BY machine")]

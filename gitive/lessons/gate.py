@@ -1,7 +1,9 @@
-"""The person-at-a-terminal check in front of reviews and retractions.
+"""The person-at-a-terminal check in front of every decision command.
 
-This is a speed bump, not a guarantee: an agent with a shell can fake a TTY or clear its environment. It stops
-the common case, an agent calling ``gitive review approve`` from its own tool loop, and it says so.
+This is a first check, not the guarantee: an agent with a shell can fake a TTY or clear its environment. It
+stops the common case, an agent calling ``gitive review approve`` from its own tool loop, and it says so. The
+guarantee is the gesture: a decision counts only when signed with the person key, which the passphrase (or
+ssh-agent's confirmation) unlocks and an agent does not have (``gitive.core.personkey``).
 """
 
 from __future__ import annotations
@@ -36,15 +38,17 @@ def agent_variables(environ: dict[str, str] | None = None) -> list[str]:
     return [name for name in AGENT_ENV if env.get(name)]
 
 
-def require_person(action: str) -> None:
-    """Refuse unless a person seems to be at a terminal.
+def require_person(action: str, scripted: bool = False) -> None:
+    """Refuse unless a person seems to be at a terminal (or, ``scripted``, gives the passphrase on stdin).
 
     Raises:
-        NotAPerson: no TTY on stdin and stdout, or the environment shows an agent harness.
+        NotAPerson: no TTY on stdin and stdout (unless ``scripted``), or the environment shows an agent harness.
     """
     found = agent_variables()
     if found:
         raise NotAPerson(f"{action} needs a person, and this environment shows an agent harness "
                          f"({', '.join(found)}): run it yourself in your own terminal")
+    if scripted:
+        return
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise NotAPerson(f"{action} needs a person at a terminal (a TTY); run it in your own terminal")

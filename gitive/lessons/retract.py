@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from gitive.errors import GitiveError
+from gitive.index import deciding
 from gitive.index.bodies import drop_own_bodies
 from gitive.index.lesson_state import may_retract
 from gitive.index.refresh import catch_up
@@ -13,6 +14,9 @@ from gitive.lessons import catalog
 from gitive.lessons.placement import place_like
 from gitive.store import logs
 from gitive.team.hive import Hive
+
+if TYPE_CHECKING:
+    from gitive.core.personkey import Signer
 
 NOT_ERASED = ("Copies a person saved outside gitive, and objects a git host keeps until its own garbage "
               "collection, are not erased.")
@@ -23,7 +27,8 @@ class Retracted(NamedTuple):
     dropped_here: int
 
 
-def retract(hive: Hive, conn: sqlite3.Connection, lesson: str, reason: str) -> Retracted:
+def retract(hive: Hive, conn: sqlite3.Connection, lesson: str, reason: str, signer: Signer | None = None
+            ) -> Retracted:
     """Write a tombstone for ``lesson`` (author, reviewer or project owner only) and drop our own copies.
 
     Raises:
@@ -35,23 +40,27 @@ def retract(hive: Hive, conn: sqlite3.Connection, lesson: str, reason: str) -> R
     found = catalog.get(conn, lesson)
     if found["state"] == "retracted":
         raise GitiveError(f"lesson {lesson[:12]} is already retracted")
-    if not may_retract(conn, hive.me, lesson):
-        raise GitiveError("only the lesson's author, a reviewer of it, or the project's owner may retract it")
+    check_allowed(hive, conn, lesson, signer)
     hashes = sorted({found["body_hash"], *[r[0] for r in conn.execute(
         "SELECT edits FROM reviews WHERE about = ? AND edits IS NOT NULL", (lesson,))]})
     where = place_like(hive, conn, found["scope"], found["project"] or "")
+    record = {"type": "tombstone", "lesson": lesson, "reason": reason, "bodies": hashes}
     logs.append(where.repo, hive.key, hive.team_id, where.log, where.scope,
-                {"type": "tombstone", "lesson": lesson, "reason": reason, "bodies": hashes})
+                deciding.signed(hive.team_id, hive.me, record, signer))
     dropped = drop_own_bodies(hive.stores(), hive.key, hive.team_id, hive.me, hashes)
     catch_up(hive, conn)  # this machine's index forgets the text now, not at the next command
     return Retracted(lesson, dropped)
 
 
-def check_allowed(hive: Hive, conn: sqlite3.Connection, lesson: str) -> None:
-    """Refuse early (before asking for confirmation) when this person may not retract ``lesson``.
+def check_allowed(hive: Hive, conn: sqlite3.Connection, lesson: str, signer: Signer | None = None,
+                  *, key_known: bool = True) -> None:
+    """Refuse early (before asking for confirmation) when this person may not retract ``lesson``, or the
+    tombstone would not count.
 
     Raises:
+        NotAllowed: a removed or anchor machine, or no registered person key (when ``key_known``).
         GitiveError: not the author, a reviewer with authority, or the project's owner.
     """
+    deciding.decider(conn, hive.me, signer, key_known=key_known)
     if not may_retract(conn, hive.me, lesson):
         raise GitiveError("only the lesson's author, a reviewer of it, or the project's owner may retract it")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -40,6 +41,12 @@ def config_get(repo: pygit2.Repository, key: str) -> str | None:
 
 def config_set(repo: pygit2.Repository, key: str, value: str) -> None:
     repo.config[key] = value
+
+
+def config_unset(repo: pygit2.Repository, key: str) -> None:
+    """Remove ``key`` from the repository's config (nothing happens if it is not set)."""
+    with contextlib.suppress(KeyError):
+        del repo.config[key]
 
 
 def config_all(repo: pygit2.Repository, key: str) -> list[str]:

@@ -10,7 +10,7 @@ obligation projections).
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitive.constants import INVITE_DEFAULT_TTL_MS
 from gitive.core.clock import now_ms
@@ -21,35 +21,43 @@ from gitive.store import logs
 from gitive.team import invites
 from gitive.team.hive import Hive
 
+if TYPE_CHECKING:
+    from gitive.core.personkey import Signer
+
 ANCHOR_PERSON = "anchor"
 ANCHOR_ROLE = "anchor"
 
 
-def is_admin(conn: sqlite3.Connection, machine: str, founder: str) -> bool:
-    """Whether ``machine`` belongs to an admin. Until roles carry ``admin``, the founder's person is the admin
-    (docs/verification.md §3: a team founded before roles existed)."""
-    rows = dict(conn.execute("SELECT machine, person FROM members WHERE active = 1 AND role != 'anchor'").fetchall())
-    return machine in rows and rows.get(machine) == _founder_person(conn, founder)
+def is_admin(conn: sqlite3.Connection, machine: str, founder: str = "") -> bool:
+    """Whether ``machine`` is an active, non-anchor machine of a current admin (the roster's ``admins``; in a
+    team founded before roles, the founder's person: docs/verification.md §3)."""
+    return conn.execute("SELECT 1 FROM members m JOIN admins a ON a.person = m.person AND a.current = 1 "
+                        "WHERE m.machine = ? AND m.active = 1 AND m.role != 'anchor'", (machine,)).fetchone() \
+        is not None
 
 
-def _founder_person(conn: sqlite3.Connection, founder: str) -> str | None:
-    row = conn.execute("SELECT person FROM members WHERE machine = ?", (founder,)).fetchone()
-    return row[0] if row else None
-
-
-def invite_anchor(hive: Hive, conn: sqlite3.Connection, ttl_ms: int = INVITE_DEFAULT_TTL_MS) -> tuple[str, dict[str, Any]]:
-    """Write a one-time invite that admits one anchor machine; return the code and the record.
+def invite_anchor(hive: Hive, conn: sqlite3.Connection, ttl_ms: int = INVITE_DEFAULT_TTL_MS,
+                  signer: Signer | None = None, *, dry_run: bool = False) -> tuple[str, dict[str, Any]]:
+    """Write a one-time invite, gestured by ``signer`` (an admin's person key), that admits one anchor machine;
+    return the code and the record. ``dry_run`` checks everything but the key and writes nothing.
 
     Raises:
-        GitiveError: this machine is not an admin's.
+        GitiveError: this machine is not an admin's, or the decision would not count.
     """
-    if not is_admin(conn, hive.me, hive.founder):
-        raise GitiveError("only an admin invites an anchor; ask the team's founder to run `gitive invite --anchor`")
+    from gitive.index import deciding
+
+    deciding.decider(conn, hive.me, signer, key_known=not dry_run)
+    if not is_admin(conn, hive.me):
+        admins = " or ".join(deciding.admins(conn)) or "an admin"
+        raise GitiveError(f"only an admin invites an anchor; ask {admins} to run `gitive invite --anchor`")
+    if dry_run:
+        return "", {}
     secret = invites.new_secret()
     code = invites.InviteCode(hive.team_id, hive.founder, secret)
     record: dict[str, Any] = {"type": "invite", "id": code.invite_id, "key": machine_id(code.key()),
                               "reusable": False, "expires": now_ms() + ttl_ms, "person": ANCHOR_PERSON,
                               "role": ANCHOR_ROLE}
+    record = deciding.signed(hive.team_id, hive.me, record, signer)
     logs.append(hive.store, hive.key, hive.team_id, "roster", TEAM_SCOPE, record)
     return code.encode(), record
 

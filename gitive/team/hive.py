@@ -20,6 +20,9 @@ KEY_FOUNDER = "hive.founder"
 KEY_STORE = "hive.teamStore"
 KEY_REMOTE = "hive.remote"  # multi-valued: the remotes `gitive sync` talks to
 KEY_PROJECT_STORE = "hive.projectStore"  # "team" keeps project lessons in the team store
+KEY_REMOVED = "hive.removed"  # set by the index when the roster shows this machine removed
+REMOVED = ("this machine was removed from the team; it no longer writes shared records (ask an admin to "
+           "re-activate it)")
 PERSONAL_STORE = "personal.git"
 
 
@@ -31,12 +34,29 @@ class Hive:
     founder: str
 
     @cached_property
-    def key(self) -> SigningKey:
+    def machine_key(self) -> SigningKey:
+        """The machine key, for reading and for rewriting this machine's own snapshots."""
         return load_key()
 
     @property
+    def key(self) -> SigningKey:
+        """The machine key, for writing shared records: refused once the roster says this machine was removed.
+
+        Raises:
+            NoTeam: this machine was removed from the team (its index saw the removal).
+        """
+        if self.removed:
+            raise NoTeam(REMOVED)
+        return self.machine_key
+
+    @property
+    def removed(self) -> bool:
+        """Whether this machine's index saw the roster remove it (it then writes no shared record)."""
+        return bool(repos.config_get(self.store, KEY_REMOVED))
+
+    @property
     def me(self) -> MachineId:
-        return machine_id(self.key)
+        return machine_id(self.machine_key)
 
     @property
     def separate_store(self) -> bool:

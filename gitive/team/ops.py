@@ -8,21 +8,25 @@ import re
 import socket
 import sqlite3
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pygit2
 
 from gitive.constants import INVITE_DEFAULT_TTL_MS
+from gitive.core import gesture
 from gitive.core.clock import now_ms
 from gitive.core.home import ensure_home
 from gitive.core.ids import is_name
 from gitive.core.keys import load_or_create_key, machine_id
 from gitive.core.records import TEAM_SCOPE
-from gitive.errors import GitiveError, InvalidRecord, InviteError, NoTeam
-from gitive.store import logs, sync
+from gitive.errors import GitiveError, InvalidRecord, InviteError
+from gitive.store import logs, refs, sync
 from gitive.store import repo as repos
-from gitive.team import invites
+from gitive.team import authority, invites
 from gitive.team.hive import KEY_FOUNDER, KEY_REMOTE, KEY_STORE, KEY_TEAM, Hive, open_hive
+
+if TYPE_CHECKING:
+    from gitive.core.personkey import Signer
 
 
 def default_machine_name() -> str:
@@ -72,20 +76,11 @@ def _configure(project: pygit2.Repository, store: pygit2.Repository, team_id: st
         repos.config_set(project, KEY_STORE, store.path)
 
 
-class Founded(NamedTuple):
-    team_id: str
-    machine: str
-    key_created: bool
-    store: str
-    remotes: list[str]
-
-
-def found(path: Path | str | None, person: str, machine_name: str, team_name: str,
-          team_remote: str | None = None, emails: list[str] | None = None) -> Founded:
-    """Found a team in the repository at ``path``: a new team id and the founder's signed entries.
+def check_found(path: Path | str | None, person: str, machine_name: str) -> pygit2.Repository:
+    """The repository a team can be founded in, or why not (before any key is created).
 
     Raises:
-        GitiveError: the repository already belongs to a team, or a name is not allowed.
+        GitiveError: not a repository, it already belongs to a team, or a name is not allowed.
     """
     project = repos.open_repo(path)
     if repos.config_get(project, KEY_TEAM):
@@ -95,37 +90,79 @@ def found(path: Path | str | None, person: str, machine_name: str, team_name: st
     check_name(machine_name, "machine name")
     if person == "anchor":
         raise GitiveError("the person name 'anchor' is reserved for the team's anchor machine; choose another name")
+    return project
+
+
+class Founded(NamedTuple):
+    team_id: str
+    machine: str
+    key_created: bool
+    store: str
+    remotes: list[str]
+
+
+def found(path: Path | str | None, person: str, machine_name: str, team_name: str,
+          team_remote: str | None = None, emails: list[str] | None = None, *, signer: Signer) -> Founded:
+    """Found a v2 team in the repository at ``path``: a new team id and the founder's signed entries.
+
+    The founder is the team's first admin; ``signer`` (the founder's unlocked person key) gestures the
+    founder's entry and is registered as the founder's person key.
+
+    Raises:
+        GitiveError: the repository already belongs to a team, or a name is not allowed.
+    """
+    project = check_found(path, person, machine_name)
     key, created = load_or_create_key()
     me = machine_id(key)
     team_id = os.urandom(16).hex()
     store = _store_for(project, team_id, team_remote)
-    founder = member_record(me, person, machine_name, git_emails(project, emails or []), {"via": "founder"})
-    logs.append(store, key, team_id, "roster", TEAM_SCOPE, founder)
-    logs.append(store, key, team_id, "roster", TEAM_SCOPE, {"type": "team", "name": team_name, "founder": me})
+    founder = member_record(me, person, machine_name, git_emails(project, emails or []), {"via": "founder"},
+                            role=authority.ADMIN)
+    logs.append(store, key, team_id, "roster", TEAM_SCOPE, gesture.sign(signer, team_id, me, founder))
+    logs.append(store, key, team_id, "roster", TEAM_SCOPE, person_key_record(team_id, me, person, signer))
+    logs.append(store, key, team_id, "roster", TEAM_SCOPE,
+                {"type": "team", "name": team_name, "founder": me, "version": authority.TEAM_VERSION})
     _configure(project, store, team_id, me)
     return Founded(team_id, me, created, store.path, repos.remotes(store))
 
 
+def person_key_record(team_id: str, me: str, person: str, signer: Signer,
+                      endorser: Signer | None = None) -> dict[str, Any]:
+    """A ``person-key`` record registering ``signer``'s key for ``person`` (gestured by that key itself)."""
+    record: dict[str, Any] = {"type": "person-key", "person": person, "key": signer.public, "ts": now_ms()}
+    if endorser is not None:
+        record = gesture.sign(endorser, team_id, me, record, "endorse")
+    return gesture.sign(signer, team_id, me, record)
+
+
 def create_invite(hive: Hive, conn: sqlite3.Connection, *, reusable: bool, ttl_ms: int = INVITE_DEFAULT_TTL_MS,
-                  person: str | None = None) -> tuple[str, dict[str, Any]]:
-    """Write an invite to this machine's roster log; return the code to hand over and the record."""
+                  person: str | None = None, signer: Signer | None = None,
+                  dry_run: bool = False) -> tuple[str, dict[str, Any]]:
+    """Write an invite (a decision: gestured by ``signer``) to this machine's roster log; return the code to
+    hand over and the record. ``dry_run`` checks everything but the key and writes nothing."""
+    from gitive.index import deciding
+
     _require_active(conn, hive.me)
     if person:
         check_name(person, "person name")
+    deciding.decider(conn, hive.me, signer, key_known=not dry_run)
+    if dry_run:
+        return "", {}
     secret = invites.new_secret()
     code = invites.InviteCode(hive.team_id, hive.founder, secret)
     record: dict[str, Any] = {"type": "invite", "id": code.invite_id, "key": machine_id(code.key()),
                               "reusable": reusable, "expires": now_ms() + ttl_ms}
     if person:
         record["person"] = person
+    record = deciding.signed(hive.team_id, hive.me, record, signer)
     logs.append(hive.store, hive.key, hive.team_id, "roster", TEAM_SCOPE, record)
     return code.encode(), record
 
 
 def _require_active(conn: sqlite3.Connection, me: str) -> None:
-    row = conn.execute("SELECT active FROM members WHERE machine = ?", (me,)).fetchone()
-    if not row or not row[0]:
-        raise NoTeam("this machine is not an active member of the team; ask a member for an invite")
+    from gitive.index import deciding
+
+    deciding.me_as_member(conn, me)
 
 
 def check_invite(conn: sqlite3.Connection, code: invites.InviteCode, me: str, person: str) -> None:
@@ -158,20 +195,47 @@ def check_invite(conn: sqlite3.Connection, code: invites.InviteCode, me: str, pe
                           f"{person}, use an invite made on one of {person}'s machines")
 
 
-def remove(hive: Hive, conn: sqlite3.Connection, target: str) -> list[dict[str, Any]]:
-    """Sign departure entries for a person (all their machines), ``person/name``, or a machine id prefix."""
-    from gitive.index import queries
+def _head_seq(repo: pygit2.Repository, machine: str, log: str) -> int:
+    tip = refs.tip(repo, refs.log_ref(machine, log))
+    return logs.read_entry(repo, tip).seq if tip else 0
+
+
+def remove(hive: Hive, conn: sqlite3.Connection, target: str, signer: Signer | None = None,
+           *, dry_run: bool = False) -> list[dict[str, Any]]:
+    """Sign departure entries for a person (all their machines), ``person/name``, or a machine id prefix.
+
+    Each records the removed machine's log heads as this index holds them (for this machine's own departure,
+    its heads up to the departure itself), so readers refuse its later entries by position.
+
+    ``dry_run`` checks everything but the key and writes nothing.
+
+    Raises:
+        NotAllowed: another person's machine and this person is not an admin, or no admin would be left.
+    """
+    from gitive.index import deciding, queries
+    from gitive.index.roster import heads_of
 
     _require_active(conn, hive.me)
+    me = deciding.decider(conn, hive.me, signer, key_known=not dry_run)
     members = [m for m in queries.members(conn) if m["active"]]
     person, _, name = target.partition("/")
     chosen = [m for m in members if (m["person"] == person and (not name or m["name"] == name))
               or (len(target) >= 8 and m["machine"].startswith(target))]
     if not chosen:
         raise GitiveError(f"no active member matches {target!r}; see `gitive team`")
+    authority.check_removal(chosen, members, me, deciding.admins(conn))
+    if dry_run:
+        return chosen
+    chosen.sort(key=lambda m: m["machine"] == hive.me)  # this machine's own departure last: it ends its log
     for m in chosen:
-        record = member_record(m["machine"], m["person"], m["name"], m["emails"], None, active=False, role=m["role"])
-        logs.append(hive.store, hive.key, hive.team_id, "roster", TEAM_SCOPE, record)
+        heads = heads_of(conn, m["machine"])
+        if m["machine"] == hive.me:
+            heads["roster"] = _head_seq(hive.store, hive.me, "roster") + 1
+        record = member_record(m["machine"], m["person"], m["name"], m["emails"], None, active=False,
+                               role=m["role"])
+        record["heads"] = heads
+        logs.append(hive.store, hive.key, hive.team_id, "roster", TEAM_SCOPE,
+                    deciding.signed(hive.team_id, hive.me, record, signer))
     return chosen
 
 

@@ -1,18 +1,25 @@
 """Merging the roster from every machine's signed roster log.
 
-Rules (from the mesh's roster, ``hive-overview.md`` part 1 §4):
+Rules (``docs/verification.md`` §3; the mesh's roster, ``hive-overview.md`` part 1 §4):
 - admission chains to the founder: the founder's self-signed entry, then entries signed by an admitted
   machine, or a joiner's own entry proving an invite made by an admitted machine; admissions are never
   removed, so who may sign never depends on the order entries arrive in;
 - member state merges last-writer-wins by ``(ts, sig)``;
-- a machine may sign its own departure, never its own return; a removed machine signs nothing after its
-  removal (and its invites die with it);
+- roles are ``admin | member | anchor``: only an admin removes or changes another person's machines, makes an
+  admin or admits an anchor; anyone may leave; a change that leaves no active admin is refused; an anchor
+  machine never changes the roster (``team.authority``);
+- a machine may sign its own departure, never its own return; a removal records the removed machine's log
+  heads, and its entries past them are refused *by position*, whatever time they claim (a v1 removal without
+  heads falls back to time); invites die with the machine that made them;
+- decisions carry a gesture by the signer's person key: from the start in a v2 team, past the migration
+  heads in an older one; person keys are registered by ``person-key`` records (or the admission's gesture);
 - a machine joining as a person who already has machines needs an invite from, or admission by, one of that
   person's machines;
 - entries stamped more than a day in the future are refused.
 
-Entries are applied in ``(ts, sig)`` order, so whether a signer was active is judged at the time it signed.
-Passes repeat while an entry that waited for its signer's admission (clocks disagree) can now be applied.
+Entries are applied in ``(ts, sig)`` order; status is judged by the position of the signer's entry in its
+log. Passes repeat, each knowing what the previous one decided (admissions, removals, keys, the migration),
+until nothing changes: the result does not depend on the order entries arrived in.
 """
 
 from __future__ import annotations
@@ -22,7 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitive.constants import MAX_SKEW_MS
-from gitive.team import invites
+from gitive.team import authority, invites
+from gitive.team.authority import Gap
 
 
 @dataclass
@@ -64,18 +72,42 @@ class Roster:
     used: dict[str, str] = field(default_factory=dict)  # one-time invite id -> machine that redeemed it
     refused: list[tuple[dict[str, Any], str]] = field(default_factory=list)
     name: str = ""
+    version: int = 1  # the team record's version: 2 = founded with roles and gestures
     history: dict[str, list[tuple[int, str, bool]]] = field(default_factory=dict)  # machine -> (ts, sig, active)
-    known: set[str] = field(default_factory=set)  # admitted in the previous pass (clock-skew tolerance)
-    known_invites: dict[str, list[Invite]] = field(default_factory=dict)  # accepted in the previous pass
+    gaps: dict[str, list[Gap]] = field(default_factory=dict)  # machine -> its refused stretches
+    keys: dict[str, list[str]] = field(default_factory=dict)  # person -> registered person keys, oldest first
+    migration: dict[str, dict[str, int]] | None = None  # the migration's heads (v1 teams)
+    migration_sig: str | None = None
+    ever_admins: set[str] = field(default_factory=set)  # persons whose grants count as an admin's
+    previous: Roster | None = None  # what the previous pass decided (clock-skew and order tolerance)
+    gesture_cache: dict[tuple[str, str], str | None] = field(default_factory=dict)
+    admins_cache: set[str] | None = None  # authority.admin_persons, until a change touches an admin
+    by_person: dict[str, list[str]] = field(default_factory=dict)  # person -> admitted machines (a machine
+    # never changes its person)
+
+    @property
+    def known(self) -> dict[str, MemberState]:
+        """Machines the previous pass admitted."""
+        return self.previous.members if self.previous is not None else {}
 
     def admitted(self, machine: str) -> bool:
         return machine in self.members
 
-    def may_sign(self, machine: str, at: int) -> bool:
-        """True when ``machine`` is admitted and was not removed as of time ``at``.
+    def state_of(self, machine: str) -> MemberState | None:
+        found = self.members.get(machine)
+        if found is None and self.previous is not None:
+            return self.previous.members.get(machine)
+        return found
 
-        An entry stamped before the signer's own admission counts (clocks disagree; admissions never depend
-        on the order entries arrive in); one stamped after its removal does not.
+    def view(self) -> dict[str, MemberState]:
+        """Member states decided so far, over those of the previous pass."""
+        return {**self.previous.members, **self.members} if self.previous is not None else self.members
+
+    def may_sign(self, machine: str, at: int) -> bool:
+        """True when ``machine`` is admitted and its state at time ``at`` was active (time-based state).
+
+        Used where only time can be compared across machines (an invite redeemed after its maker left);
+        whether an entry of ``machine`` counts is :meth:`admits`, judged by position.
         """
         states = self.history.get(machine)
         if not states:
@@ -83,8 +115,26 @@ class Roster:
         i = bisect.bisect_right(states, (at, "\uffff", True)) - 1
         return i < 0 or states[i][2]
 
+    def admits(self, machine: str, log: str, seq: int, at: int) -> bool:
+        """Whether an entry of ``machine`` at ``(log, seq)`` counts: admitted, and not inside a removal gap."""
+        return machine in self.members and not any(g.refuses(log, seq, at) for g in self.gaps.get(machine, ()))
+
+    def keys_of(self, person: str) -> list[str]:
+        found = self.keys.get(person, [])
+        if self.previous is not None:
+            found = found + [k for k in self.previous.keys.get(person, []) if k not in found]
+        return found
+
+    def effective_migration(self) -> dict[str, dict[str, int]] | None:
+        if self.migration is not None:
+            return self.migration
+        return self.previous.migration if self.previous is not None else None
+
+    def admins(self) -> set[str]:
+        return authority.admin_persons(self)
+
     def machines_of(self, person: str) -> list[MemberState]:
-        return [m for m in self.members.values() if m.person == person]
+        return [self.members[m] for m in self.by_person.get(person, ())]
 
     def person_of(self, machine: str) -> str | None:
         state = self.members.get(machine)
@@ -99,6 +149,23 @@ class Roster:
     def _record(self, machine: str, ts: int, sig: str, active: bool) -> None:
         bisect.insort(self.history.setdefault(machine, []), (ts, sig, active))
 
+    def _gaps_for(self, machine: str) -> list[Gap]:
+        """This pass's gaps of ``machine`` where the previous pass has no fuller view of the same one."""
+        mine = {g.opened_by: g for g in self.gaps.get(machine, ())}
+        if self.previous is not None:
+            mine.update({g.opened_by: g for g in self.previous.gaps.get(machine, ())})
+        return list(mine.values())
+
+    def fingerprint(self) -> tuple[Any, ...]:
+        """What a pass decided, to see when passes stop changing anything."""
+        return (
+            tuple(sorted((m.machine, m.active, m.role, m.sig) for m in self.members.values())),
+            tuple(sorted((k, len(v)) for k, v in self.invites.items())),
+            tuple(sorted(g.key() for gs in self.gaps.values() for g in gs)),
+            tuple(sorted((p, tuple(k)) for p, k in self.keys.items())),
+            self.migration_sig,
+        )
+
 
 def _order(env: dict[str, Any]) -> tuple[int, str]:
     record = env["body"]["record"]
@@ -108,18 +175,19 @@ def _order(env: dict[str, Any]) -> tuple[int, str]:
 def _sponsored_by(roster: Roster, machine: str, target: str) -> bool:
     """Whether ``target`` is on ``machine``'s admission chain (then ``machine`` cannot block it)."""
     seen = set()
-    while machine and machine not in seen:
-        if machine == target:
+    current: str | None = machine
+    while current and current not in seen:
+        if current == target:
             return True
-        seen.add(machine)
-        state = roster.members.get(machine)
-        machine = state.sponsor if state else None
+        seen.add(current)
+        state = roster.members.get(current)
+        current = state.sponsor if state else None
     return False
 
 
 def _person_taken(roster: Roster, person: str, target: str, at: int) -> bool:
-    return any(m.person == person and m.machine != target and roster.may_sign(m.machine, at)
-               and not _sponsored_by(roster, m.machine, target) for m in roster.members.values())
+    return any(m.machine != target and roster.may_sign(m.machine, at) and not _sponsored_by(roster, m.machine, target)
+               for m in roster.machines_of(person))
 
 
 def _redeem(roster: Roster, env: dict[str, Any]) -> tuple[Invite | None, str]:
@@ -128,7 +196,8 @@ def _redeem(roster: Roster, env: dict[str, Any]) -> tuple[Invite | None, str]:
     admission = record.get("admission") or {}
     ts, proof = record["ts"], str(admission.get("proof", ""))
     invite_id = str(admission.get("invite", ""))
-    candidates = roster.invites.get(invite_id) or roster.known_invites.get(invite_id, [])
+    known_invites = roster.previous.invites if roster.previous else {}
+    candidates = roster.invites.get(invite_id) or known_invites.get(invite_id, [])
     if not candidates:
         return None, "redeems an invite this roster does not hold"
     valid = [i for i in candidates if invites.proof_ok(roster.team_id, i.id, i.key, record["machine"],
@@ -140,7 +209,7 @@ def _redeem(roster: Roster, env: dict[str, Any]) -> tuple[Invite | None, str]:
         return None, "invite had expired (or was redeemed before it existed)"
     if invite.person and invite.person != record["person"]:
         return None, f"invite is for person {invite.person!r}"
-    if (invite.role == ANCHOR) != (record["role"] == ANCHOR):
+    if (invite.role == authority.ANCHOR) != (record["role"] == authority.ANCHOR):
         return None, "an anchor joins only with an anchor invite, and an anchor invite admits only an anchor"
     if not roster.may_sign(invite.inviter, ts):
         return None, "the inviting machine is not (or no longer) an active member"
@@ -149,32 +218,24 @@ def _redeem(roster: Roster, env: dict[str, Any]) -> tuple[Invite | None, str]:
     return invite, ""
 
 
-ANCHOR = "anchor"  # the reserved person name, and the role that goes with it (gitive/team/anchors.py)
-
-
-def _role(roster: Roster, machine: str) -> str | None:
-    state = roster.members.get(machine)
-    return state.role if state else None
-
-
-def _anchor_refusal(roster: Roster, env: dict[str, Any], via: str | None) -> str | None:
-    """The anchor's side of the roster rules: the reserved name goes with the anchor role, an anchor is admitted
-    only through an anchor invite, and nothing an anchor signs changes the roster but its own departure."""
-    record, signer = env["body"]["record"], env["by"]
-    if (record["person"] == ANCHOR) != (record["role"] == ANCHOR):
-        return f"the person name {ANCHOR!r} is reserved for the anchor role"
-    if _role(roster, signer) == ANCHOR and not (signer == record["machine"] and not record["active"]):
-        return "an anchor cannot change the roster"
-    admin = roster.person_of(roster.founder)
-    if record["role"] == ANCHOR and via != "invite" and record["machine"] not in roster.members \
-            and (signer == record["machine"] or roster.person_of(signer) != admin):
-        return "only an admin admits an anchor (gitive invite --anchor)"
-    return None
-
-
 def _depth(roster: Roster, machine: str) -> int:
-    state = roster.members.get(machine)
+    state = roster.state_of(machine)
     return state.depth if state else 1  # admitted later in time (clock skew): depth is approximate
+
+
+def _own_key_refusal(roster: Roster, env: dict[str, Any], person: str) -> str | None:
+    """A joiner's own admission gestures with its person's key: the registered one, or the first one."""
+    body = env["body"]
+    key = authority.gesture_key(roster, env)
+    registered = roster.keys_of(person)
+    required = authority.needs_gesture(roster, body["author"], body["log"], body["seq"])
+    if key is None:
+        return "a decision without a valid gesture by a person key" if required else None
+    if registered and key not in registered:
+        return f"the gesture is not by {person}'s registered person key" if required else None
+    if not registered:
+        roster.keys[person] = [key]
+    return None
 
 
 def _admit(roster: Roster, env: dict[str, Any]) -> str | None:
@@ -182,90 +243,213 @@ def _admit(roster: Roster, env: dict[str, Any]) -> str | None:
     record, signer = env["body"]["record"], env["by"]
     target, ts = record["machine"], record["ts"]
     via = (record.get("admission") or {}).get("via")
-    refusal = _anchor_refusal(roster, env, via)
+    refusal = authority.anchor_refusal(roster, env, via)
     if refusal:
         return refusal
+    sponsor: str | None
+    redeemed: Invite | None = None
     if target == roster.founder and signer == target and via == "founder":
         depth, sponsor = 0, None
     elif via == "invite" and signer == target:
         invite, reason = _redeem(roster, env)
         if invite is None:
             return reason
-        sponsor = invite.inviter
-        if not invite.reusable:
-            roster.used[invite.id] = target
+        sponsor, redeemed = invite.inviter, invite
         depth = _depth(roster, sponsor) + 1
     elif not record["active"]:
         return "not admitted: a departure entry cannot admit a machine"
-    elif signer != target and roster.may_sign(signer, ts):
+    elif signer != target and roster.state_of(signer) is not None and roster.may_sign(signer, ts):
         sponsor, depth = signer, _depth(roster, signer) + 1
+        if authority.is_anchor(roster.state_of(signer)):
+            return "an anchor machine never changes the roster"
+        if not authority.is_admin(roster, signer) and roster.state_of(signer).person != record["person"]:
+            return "only an admin admits another person's machine directly; send an invite"
     else:
         return "not admitted: no admission chains to the founder"
-    if sponsor and record["person"] != ANCHOR and _person_taken(roster, record["person"], target, ts) \
+    if sponsor and record["person"] != authority.ANCHOR_PERSON and _person_taken(roster, record["person"], target, ts) \
             and roster.person_of(sponsor) != record["person"]:
         return f"person {record['person']!r} exists; only their own machines may add machines as them"
+    reason = authority.joiner_role_refusal(roster, record, sponsor or target)
+    if reason is None:
+        if signer == target and record["role"] == authority.ANCHOR:
+            reason = None  # the anchor has no person: the admin's invite was the decision
+        elif signer == target:
+            reason = _own_key_refusal(roster, env, record["person"])
+        else:
+            reason = authority.gesture_refusal(roster, env, roster.state_of(signer).person)  # type: ignore[union-attr]
+    if reason is not None:
+        return reason
+    if redeemed is not None and not redeemed.reusable:
+        roster.used[redeemed.id] = target
+    known = roster.state_of(target)  # the previous pass's view of it, until now
+    if authority.touches_admins(roster, record["person"], known.role if known else None, record["role"]) \
+            or target == roster.founder:
+        roster.admins_cache = None
     roster.members[target] = MemberState(
         target, record["person"], record["name"], record["role"], record["active"], list(record["emails"]),
         ts, env["sig"], via or "member", depth, sponsor,
     )
+    roster.by_person.setdefault(record["person"], []).append(target)
+    if record["role"] == authority.ADMIN and record["active"]:
+        roster.ever_admins.add(record["person"])
     roster._record(target, ts, env["sig"], record["active"])
     return None
 
 
 def _apply(roster: Roster, env: dict[str, Any]) -> str | None:
-    """A state change of an admitted machine, judged at the time it was signed; LWW by (ts, sig)."""
+    """A state change of an admitted machine by a signer that may make it; LWW by ``(ts, sig)``."""
     record, signer = env["body"]["record"], env["by"]
     target, ts = record["machine"], record["ts"]
     state = roster.members[target]
     if env["sig"] == state.sig:
         return None
-    refusal = _anchor_refusal(roster, env, None)
+    refusal = authority.anchor_refusal(roster, env, None)
     if refusal:
         return refusal
-    if (record["role"] == ANCHOR) != (state.role == ANCHOR):
+    if (record["role"] == authority.ANCHOR) != (state.role == authority.ANCHOR):
         return "a machine's anchor role never changes: remove the machine and invite it again"
-    if signer == target and record["active"] and not roster.may_sign(target, ts):
-        return "a machine may sign its own departure but never its own return"
-    if not roster.may_sign(signer, ts) and not (signer == target and not record["active"]):
+    if roster.state_of(signer) is None:
         return "signer was not an active member when it signed"
-    if record["person"] != state.person:
-        return "a machine cannot change the person it belongs to"
+    reason = authority.change_refusal(roster, env, state)
+    if reason is not None:
+        return reason
+    if authority.leaves_no_admin(roster, target, record):
+        return "this change would leave the team without an active admin"
     roster._record(target, ts, env["sig"], record["active"])
     if (ts, env["sig"]) > (state.ts, state.sig):
+        if authority.touches_admins(roster, state.person, state.role, record["role"]):
+            roster.admins_cache = None
+        _move_gaps(roster, env, state)
         state.name, state.role, state.active = record["name"], record["role"], record["active"]
         state.emails, state.ts, state.sig = list(record["emails"]), ts, env["sig"]
+        if state.role == authority.ADMIN and state.active:
+            roster.ever_admins.add(state.person)
     return None
 
 
+def _move_gaps(roster: Roster, env: dict[str, Any], state: MemberState) -> None:
+    """A removal opens a gap in the machine's logs (or widens the open one); a re-activation closes it."""
+    record, body = env["body"]["record"], env["body"]
+    gaps = roster.gaps.setdefault(state.machine, [])
+    current = gaps[-1] if gaps and gaps[-1].open else None
+    heads = record.get("heads")
+    if not record["active"]:
+        if current is None:
+            gaps.append(Gap(state.machine, env["sig"], env["by"], body["seq"],
+                            dict(heads) if heads is not None else None, record["ts"]))
+        else:
+            current.fold(heads, record["ts"], env["sig"])
+    elif current is not None:
+        current.close(dict(heads) if heads is not None else None, record["ts"], env["sig"])
+
+
 def _take_invite(roster: Roster, env: dict[str, Any]) -> str | None:
-    record = env["body"]["record"]
-    if not roster.may_sign(env["by"], env["body"]["at"]):
+    record, signer = env["body"]["record"], env["by"]
+    state = roster.state_of(signer)
+    if state is None or not roster.may_sign(signer, env["body"]["at"]):
         return "signer was not an active member when it signed"
-    if _role(roster, env["by"]) == ANCHOR:
+    if authority.is_anchor(state):
         return "an anchor cannot invite"
-    if record.get("role") == ANCHOR and (roster.person_of(env["by"]) != roster.person_of(roster.founder)
-                                         or record.get("person") != ANCHOR):
+    if record.get("role") == authority.ANCHOR and (not authority.is_admin(roster, signer)
+                                                  or record.get("person") != authority.ANCHOR_PERSON):
         return "only an admin invites an anchor, and only as the person 'anchor'"
+    reason = authority.gesture_refusal(roster, env, state.person)
+    if reason is not None:
+        return reason
     found = roster.invites.setdefault(record["id"], [])
-    if not any(i.key == record["key"] and i.inviter == env["by"] for i in found):
-        found.append(Invite(record["id"], record["key"], env["by"], record["reusable"], record["expires"],
+    if not any(i.key == record["key"] and i.inviter == signer for i in found):
+        found.append(Invite(record["id"], record["key"], signer, record["reusable"], record["expires"],
                             env["body"]["at"], record.get("person"), record.get("role")))
     return None
 
 
+def _take_key(roster: Roster, env: dict[str, Any]) -> str | None:
+    """Register a person key: the person's first, or one endorsed by a registered key of theirs or an admin's."""
+    record, signer = env["body"]["record"], env["by"]
+    state = roster.state_of(signer)
+    if state is None:
+        return "signer was not an active member when it signed"
+    if authority.is_anchor(state):
+        return "an anchor machine has no person key"
+    if record["person"] != state.person:
+        return "a machine registers a person key only for its own person"
+    if authority.gesture_key(roster, env) != record["key"]:
+        return "the gesture is not by the key it registers"
+    registered = roster.keys_of(state.person)
+    if record["key"] in registered:
+        roster.keys.setdefault(state.person, [])
+        if record["key"] not in roster.keys[state.person]:
+            roster.keys[state.person].append(record["key"])
+        return None
+    if registered:
+        endorser = authority.gesture_key(roster, env, "endorse")
+        if endorser is None or (endorser not in registered and endorser not in authority.admin_keys(roster)):
+            return (f"{state.person} already has a person key; another needs an endorsement by it or by an "
+                    "admin's (`gitive person register --endorse`)")
+    roster.keys.setdefault(state.person, []).append(record["key"])
+    return None
+
+
+def _take_migration(roster: Roster, env: dict[str, Any]) -> str | None:
+    signer = env["by"]
+    state = roster.state_of(signer)
+    if roster.version >= authority.TEAM_VERSION:
+        return "this team was founded with gestures; there is nothing to migrate"
+    if state is None or not authority.is_admin(roster, signer):
+        return "only an admin migrates the team"
+    if authority.gesture_key(roster, env) not in roster.keys_of(state.person):
+        return f"the gesture is not by {state.person}'s registered person key"
+    if roster.migration_sig is not None:
+        return "the team was already migrated"
+    roster.migration, roster.migration_sig = env["body"]["record"]["heads"], env["sig"]
+    return None
+
+
+def _position_refusal(roster: Roster, env: dict[str, Any]) -> str | None:
+    """Why the signer's entry is past a removal of its machine (None when its position is fine)."""
+    body = env["body"]
+    for gap in roster._gaps_for(body["author"]):
+        if env["sig"] == gap.opened_by or env["sig"] in gap.extra:
+            continue  # a removal is never refused by the gap it opened itself
+        if gap.refuses(body["log"], body["seq"], body["at"]) and not _senior_counter_removal(roster, env, gap):
+            return "signed after its machine was removed (past the removal's heads)"
+    return None
+
+
+def _senior_counter_removal(roster: Roster, env: dict[str, Any], gap: Gap) -> bool:
+    """Two admins removed each other, neither having seen the other's removal: the senior one stands."""
+    record = env["body"]["record"]
+    if record.get("type") != "member" or record.get("active") or record.get("machine") != gap.remover:
+        return False
+    seen = (record.get("heads") or {}).get("roster", 0)
+    return (gap.remover_seq > seen
+            and authority.seniority(roster, env["by"]) < authority.seniority(roster, gap.remover))
+
+
 def _step(roster: Roster, env: dict[str, Any]) -> str | None:
-    kind = env["body"]["record"]["type"]
+    record = env["body"]["record"]
+    kind = record["type"]
+    if kind == "team":
+        return None
+    own = roster.members.get(record.get("machine", "")) if env["by"] == record.get("machine") else None
+    if kind == "member" and own is not None and record["active"] and not own.active:
+        return "a machine may sign its own departure but never its own return"  # said before its position
+    reason = _position_refusal(roster, env)
+    if reason is not None:
+        return reason
     if kind == "invite":
         return _take_invite(roster, env)
-    target = env["body"]["record"]["machine"]
-    return _apply(roster, env) if roster.admitted(target) else _admit(roster, env)
+    if kind == "person-key":
+        return _take_key(roster, env)
+    if kind == "migration":
+        return _take_migration(roster, env)
+    return _apply(roster, env) if roster.admitted(record["machine"]) else _admit(roster, env)
 
 
-def _pass(team_id: str, founder: str, entries: list[dict[str, Any]], previous: Roster | None) -> Roster:
-    """One chronological pass, knowing the machines and invites the previous pass accepted."""
-    roster = Roster(team_id, founder)
-    if previous is not None:
-        roster.known, roster.known_invites = set(previous.members), previous.invites
+def _pass(team_id: str, founder: str, version: int, entries: list[dict[str, Any]],
+          previous: Roster | None, cache: dict[tuple[str, str], str | None]) -> Roster:
+    """One chronological pass, knowing what the previous pass decided."""
+    roster = Roster(team_id, founder, version=version, previous=previous, gesture_cache=cache)
     for env in entries:
         reason = _step(roster, env)
         if reason is not None:
@@ -273,35 +457,39 @@ def _pass(team_id: str, founder: str, entries: list[dict[str, Any]], previous: R
     return roster
 
 
-def _same(a: Roster, b: Roster) -> bool:
-    return (set(a.members) == set(b.members)
-            and {k: len(v) for k, v in a.invites.items()} == {k: len(v) for k, v in b.invites.items()})
+ROSTER_KINDS = ("member", "invite", "person-key", "migration")
 
 
 def merge(team_id: str, founder: str, entries: list[dict[str, Any]], now: int) -> Roster:
     """Build the roster from signed roster-log envelopes whose signatures were already verified.
 
-    Each pass applies every entry in ``(ts, sig)`` order from scratch; a signer admitted by the previous pass
-    counts even for entries stamped before its own admission (clocks disagree). Passes repeat until the set
-    of admitted machines stops changing, so the result does not depend on the order entries arrived in.
+    Each pass applies every entry in ``(ts, sig)`` order from scratch, knowing what the previous pass
+    decided; passes repeat until a pass decides the same as the one before, so the result does not depend on
+    the order entries arrived in.
     """
-    future, ordered = [], []
+    future, ordered, teams = [], [], []
     for env in entries:
         record = env["body"]["record"]
         if max(env["body"]["at"], record.get("ts", 0)) > now + MAX_SKEW_MS:
             future.append((env, "stamped more than a day in the future"))
-        elif record["type"] in ("member", "invite"):
+        elif record["type"] in ROSTER_KINDS:
             ordered.append(env)
+        elif record["type"] == "team" and env["by"] == founder:
+            teams.append(env)
     ordered.sort(key=_order)
+    # A team is v2 once its founder said so; no later record takes it back.
+    version = max([1, *(int(e["body"]["record"].get("version", 1)) for e in teams)])
+    cache: dict[tuple[str, str], str | None] = {}
     previous: Roster | None = None
+    roster = Roster(team_id, founder)
     for _ in range(16):
-        roster = _pass(team_id, founder, ordered, previous)
-        if previous is not None and _same(roster, previous):
+        roster = _pass(team_id, founder, version, ordered, previous, cache)
+        if previous is not None and roster.fingerprint() == previous.fingerprint():
             break
         previous = roster
+    roster.previous = None  # the final roster stands on its own
+    roster.ever_admins |= roster.admins()
     roster.refused = future + roster.refused
-    teams = sorted((e for e in entries if e["body"]["record"]["type"] == "team" and e["by"] == founder),
-                   key=lambda e: (e["body"]["at"], e["sig"]))
     if teams:
-        roster.name = teams[-1]["body"]["record"]["name"]
+        roster.name = max(teams, key=lambda e: (e["body"]["at"], e["sig"]))["body"]["record"]["name"]
     return roster

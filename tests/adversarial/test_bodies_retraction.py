@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from testing.bodies import reachable_text
-from testing.lessons import as_person, confirmed, index_db, propose
+from testing.lessons import PASSPHRASE_ANSWER, as_person, confirmed, index_db, propose
 from testing.machines import Fleet, Machine
 
 ORIGINAL = "Customer zebracorp-4471 still calls the legacy endpoint"
@@ -47,7 +47,7 @@ def test_retraction_leaves_no_derived_text_reachable_in_any_clone_or_the_remote(
         trio: list[Machine], bare_remote: Path) -> None:
     a, b, c = trio
     lesson = propose(a, ORIGINAL)
-    code, out = as_person(a, "project", "confirm", "bob", answers=[("Confirm bob", "y\n")])
+    code, out = as_person(a, "project", "confirm", "bob", answers=[("Confirm bob", "y\n"), PASSPHRASE_ANSWER])
     assert code == 0, out
     for m in (a, b):
         m.ok("sync")

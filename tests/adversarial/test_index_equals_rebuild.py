@@ -9,8 +9,6 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-import pytest
-
 from gitive.index import db
 from testing.machines import Machine
 from testing.rebuild import MOVES, World, machine_test
@@ -35,9 +33,6 @@ def test_a_quarantined_lesson_leaves_every_state_at_once(tmp_path: Path) -> None
     world.check()
 
 
-@pytest.mark.xfail(strict=True, reason="citation stats are counters bumped at projection time, so the order in "
-                   "which two equivocating entries arrive decides the count; the authority work reads stats "
-                   "from rows through admission and quarantine (docs/verification.md §4): then remove this mark")
 def test_an_equivocation_over_citations_leaves_the_same_stats(tmp_path: Path) -> None:
     world = World.create(tmp_path)
     for name in ("append and sync", "equivocation with a stolen key"):

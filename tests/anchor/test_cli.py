@@ -116,7 +116,7 @@ def test_the_anchor_cannot_record_or_change_obligations(team: AnchoredTeam) -> N
 
 def test_owed_says_when_no_anchor_evaluates(team: AnchoredTeam) -> None:
     owe(team.bob, MERGED.format(branch="a"), "first")
-    team.alice.ok("team", "remove", "anchor")
+    team.alice.decided("team", "remove", "anchor")
     team.bob.ok("sync")
     [shown] = owed(team.bob)
     assert shown["evaluation"] == {"value": "unverifiable", "reason": "no anchor in the team evaluates conditions "
@@ -125,11 +125,11 @@ def test_owed_says_when_no_anchor_evaluates(team: AnchoredTeam) -> None:
 
 def test_the_anchor_name_and_invite_are_reserved(team: AnchoredTeam) -> None:
     one_line_error(team.bob.run("invite", "--anchor"), "only an admin invites an anchor")
-    code = team.alice.ok("invite").out.strip()
+    code = team.alice.decided("invite").out.strip()
     dan = Fleet(team.base).machine("dan", team.remote)
     one_line_error(dan.run("join", code, "--person", "anchor"), "reserved for the team's anchor machine")
     one_line_error(dan.run("join", code), "--person NAME")
-    anchor_code = team.alice.ok("invite", "--anchor").out.strip()
+    anchor_code = team.alice.decided("invite", "--anchor").out.strip()
     one_line_error(dan.run("join", anchor_code, "--person", "dan"), "this is an anchor invite")
     status = team.anchor.run("anchor", "run", "--once")
     assert status.code == 0, str(status)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from testing import fixtures
+from testing import fixtures, people
 
 from .support import (
     MIGRATE_TEXT,
@@ -44,14 +44,13 @@ def team_repo(tmp_path_factory: pytest.TempPathFactory, hermetic_git: Path) -> T
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("GITIVE_HOME", str(base / "alice-home"))
         mp.chdir(clone)
-        from gitive.cli.main import run
         from gitive.index.refresh import fresh_index
         from gitive.lessons.propose import propose
         from gitive.lessons.review import review
         from gitive.team.hive import open_hive
 
         with contextlib.redirect_stdout(io.StringIO()):
-            assert run(["init", "--person", "alice"]) == 0
+            assert people.run_deciding(["init", "--person", "alice"]) == 0
         hive = open_hive(clone)
         made: dict[str, Lesson] = {}
         plan = [("settings", SETTINGS_TEXT, "src/app/settings.py", True, 5),
@@ -65,7 +64,7 @@ def team_repo(tmp_path_factory: pytest.TempPathFactory, hermetic_git: Path) -> T
                 proposed = propose(hive, conn, kind="Gotcha", text=text, evidence=[f"file:{path}"])
                 if approve:
                     mp.setenv("GITIVE_NOW_MS", str(now - hours_ago * HOUR_MS + 60_000))
-                    review(hive, conn, proposed.id, approved=True, note="")
+                    review(hive, conn, proposed.id, approved=True, note="", signer=people.person_key())
                 made[key] = Lesson(proposed.id, text, (path,))
         mp.delenv("GITIVE_NOW_MS")
         with fresh_index(hive) as (conn, _):  # current index, and the project id where hooks read it

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from gitive.core.clock import now_ms
+from gitive.index.deciding import REMOVED
 from gitive.team import invites
 from testing import fixtures
 from testing.machines import Fleet, Machine, one_line_error, roster_view
@@ -69,7 +70,7 @@ def test_join_with_bad_code_text_changes_nothing(fleet: Fleet, bare_remote: Path
     fleet.found(fleet.machine("laptop", bare_remote), "alice")
     bob = fleet.machine("desk", bare_remote)
     config, refs = bob.config(), fixtures.ref_tips(bob.clone)
-    one_line_error(bob.run("join", code, "--person", "bob", "--machine", "desk"), "invite code")
+    one_line_error(bob.decide("join", code, "--person", "bob", "--machine", "desk"), "invite code")
     assert bob.config() == config
     assert fixtures.ref_tips(bob.clone) == refs  # nothing fetched, nothing written
     assert not (bob.home / "machine.key").exists()  # no key made for a code that cannot be used
@@ -82,7 +83,7 @@ def test_join_with_an_unknown_invite_leaves_the_config_as_it_was(fleet: Fleet, b
     code = invites.InviteCode(team_id, alice.id, invites.new_secret()).encode()  # right team, never issued
     bob = fleet.machine("desk", bare_remote)
     config = bob.config()
-    one_line_error(bob.run("join", code, "--person", "bob", "--machine", "desk"), "not in the team's roster")
+    one_line_error(bob.decide("join", code, "--person", "bob", "--machine", "desk"), "not in the team's roster")
     assert bob.config() == config
     assert not [r for r in fixtures.ref_tips(bob.clone) if r.startswith("refs/hive/")]  # bob wrote no entry
     assert not (bob.clone / ".git" / "gitive" / "index.sqlite").exists()
@@ -95,7 +96,7 @@ def test_expired_invite_is_refused(fleet: Fleet, bare_remote: Path) -> None:
     bob = fleet.machine("desk", bare_remote)
     config = bob.config()
     later = {"GITIVE_NOW_MS": str(now_ms() + DAY_MS // 24)}  # an hour on: past expiry, within clock skew
-    one_line_error(bob.run("join", code, "--person", "bob", "--machine", "desk", env=later), "expired")
+    one_line_error(bob.decide("join", code, "--person", "bob", "--machine", "desk", env=later), "expired")
     assert bob.config() == config
     # the same code still works before it expires: the refusal was about time, not the code
     fleet.join(bob, code, "bob")
@@ -109,7 +110,7 @@ def test_one_time_invite_admits_only_the_first_machine(fleet: Fleet, bare_remote
     bob = fleet.join(fleet.machine("desk", bare_remote), code, "bob")
     carol = fleet.machine("box", bare_remote)
     config = carol.config()
-    one_line_error(carol.run("join", code, "--person", "carol", "--machine", "box"), "already used")
+    one_line_error(carol.decide("join", code, "--person", "carol", "--machine", "box"), "already used")
     assert carol.config() == config
     alice.ok("sync")
     assert roster_view(alice.json("team")) == sorted([("alice", "laptop", alice.id, True),
@@ -150,7 +151,7 @@ def test_invite_for_a_person_refuses_another_person(fleet: Fleet, bare_remote: P
     alice = fleet.found(fleet.machine("laptop", bare_remote), "alice")
     code = fleet.invite(alice, "--person", "bob")
     carol = fleet.machine("box", bare_remote)
-    one_line_error(carol.run("join", code, "--person", "carol", "--machine", "box"), "'bob'")
+    one_line_error(carol.decide("join", code, "--person", "carol", "--machine", "box"), "'bob'")
     fleet.join(fleet.machine("desk", bare_remote), code, "bob")
 
 
@@ -158,10 +159,10 @@ def test_second_machine_of_a_person_needs_that_persons_invite(fleet: Fleet, bare
     alice, bob = fleet.team(bare_remote, ("alice", "laptop"), ("bob", "desk"))
     from_alice = fleet.invite(alice)
     laptop2 = fleet.machine("bob-laptop", bare_remote)
-    one_line_error(laptop2.run("join", from_alice, "--person", "bob", "--machine", "bob-laptop"),
+    one_line_error(laptop2.decide("join", from_alice, "--person", "bob", "--machine", "bob-laptop"),
                    "'bob'")
     from_bob = fleet.invite(bob)
-    fleet.join(laptop2, from_bob, "bob")
+    fleet.join(laptop2, from_bob, "bob", same_person_as=bob)
     alice.ok("sync")
     bobs = [m for m in alice.json("team")["members"] if m["person"] == "bob"]
     assert sorted(m["name"] for m in bobs) == ["bob-laptop", "desk"]
@@ -169,20 +170,27 @@ def test_second_machine_of_a_person_needs_that_persons_invite(fleet: Fleet, bare
 
 def test_team_remove_deactivates_the_machine_everywhere(fleet: Fleet, bare_remote: Path) -> None:
     alice, bob, carol = fleet.team(bare_remote, ("alice", "laptop"), ("bob", "desk"), ("carol", "box"))
-    alice.ok("team", "remove", "bob/desk")
+    alice.decided("team", "remove", "bob/desk")
     carol.ok("sync")
     for m in (alice, carol):
         active = {x["machine"]: x["active"] for x in m.json("team")["members"]}
         assert active == {alice.id: True, bob.id: False, carol.id: True}
-    # the removed machine learns it at its next sync, and can no longer invite
-    bob.ok("sync")
+    # the removed machine learns it at its next sync, says so on every command, and can no longer invite
+    synced = bob.ok("sync")
+    assert synced.err.strip() == f"gitive: {REMOVED}"
     assert {x["machine"]: x["active"] for x in bob.json("team")["members"]}[bob.id] is False
-    one_line_error(bob.run("invite"), "not an active member")
+    one_line_error(bob.decide("invite"), "removed from the team")
+    # and it writes no shared record: a proposal is refused with one clear line, nothing is written
+    fixtures.commit_file(bob.clone, "notes.md", "x\n")
+    before = fixtures.ref_tips(bob.clone, "refs/hive/logs/")
+    refused = bob.run("lessons", "propose", "--kind", "Gotcha", "--text", "still here", "-e", "file:notes.md")
+    one_line_error(refused, "removed from the team")
+    assert fixtures.ref_tips(bob.clone, "refs/hive/logs/") == before
 
 
 def test_team_remove_of_nobody_is_a_one_line_error(fleet: Fleet, bare_remote: Path) -> None:
     alice = fleet.found(fleet.machine("laptop", bare_remote), "alice")
-    one_line_error(alice.run("team", "remove", "zed"), "'zed'")
+    one_line_error(alice.decide("team", "remove", "zed"), "'zed'")
 
 
 def test_command_outside_a_repository_is_a_one_line_error(tmp_path: Path, gitive_home: Path) -> None:

@@ -18,12 +18,15 @@ PEER = "b" * 64
 
 
 def _index_with(message: dict) -> sqlite3.Connection:
-    index = sqlite3.connect(":memory:")
-    index.executescript("CREATE TABLE entries(author, log, seq, commit_id, kind, at, scope, envelope);"
-                        "CREATE TABLE members(machine, person, name, role, active, emails, ts, via, depth);")
+    """A real index schema (every migration step) holding one admitted member's message."""
+    from gitive.index import db as index_db
+
+    index = sqlite3.connect(":memory:", isolation_level=None)
+    index_db._migrate(index, index_db.MIGRATIONS)
     index.execute("INSERT INTO members VALUES (?, 'bob', 'desk', 'member', 1, '[]', 1, 'invite', 1)", (PEER,))
     envelope = json.dumps({"body": {"record": message}})
-    index.execute("INSERT INTO entries VALUES (?, 'mail', 1, 'c1', 'message', 1, '{}', ?)", (PEER, envelope))
+    index.execute("INSERT INTO entries(author, log, seq, commit_id, kind, at, scope, envelope) "
+                  "VALUES (?, 'mail', 1, 'c1', 'message', 1, '{}', ?)", (PEER, envelope))
     return index
 
 

@@ -252,7 +252,7 @@ def test_index_rebuild_reproduces_the_log(fleet: Fleet, bare_remote: Path) -> No
     _bob_notes(bob, alice, 3)
     carol.append(note("c", alice.id))
     carol.ok("sync")
-    alice.ok("team", "remove", "carol")
+    alice.decided("team", "remove", "carol")
     alice.ok("sync")
     log, team = alice.json("log", "--limit", "1000"), alice.json("team")
     assert {e["author"] for e in log} == {alice.id, bob.id, carol.id}
@@ -272,7 +272,7 @@ def test_removed_machines_later_entries_are_not_verified(fleet: Fleet, bare_remo
     alice, bob, carol = fleet.team(bare_remote, ("alice", "laptop"), ("bob", "desk"), ("carol", "box"))
     _bob_notes(bob, alice, 1)
     alice.ok("sync")
-    alice.ok("team", "remove", "bob/desk")
+    alice.decided("team", "remove", "bob/desk")
     removed_at = {m["machine"]: m["ts"] for m in alice.json("team")["members"]}[bob.id]
     bob.append(note("after removal", alice.id), at=removed_at + 1)  # bob has not heard yet
     bob.ok("sync")
@@ -287,7 +287,7 @@ def test_removed_machines_later_entries_are_not_verified(fleet: Fleet, bare_remo
 
 def test_removed_machine_cannot_readmit_itself(fleet: Fleet, bare_remote: Path) -> None:
     alice, bob = fleet.team(bare_remote, ("alice", "laptop"), ("bob", "desk"))
-    alice.ok("team", "remove", "bob")
+    alice.decided("team", "remove", "bob")
     bob.ok("sync")
     last = refs.tip(bob.repo, refs.log_ref(bob.id, "roster"))
     assert last is not None

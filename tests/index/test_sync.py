@@ -49,7 +49,7 @@ def test_push_refused_by_the_remote_is_one_line_and_exit_1(pair: tuple[Machine, 
     hook.parent.mkdir(exist_ok=True)
     hook.write_text("#!/bin/sh\necho 'refs are frozen on this server' >&2\nexit 1\n")
     hook.chmod(0o755)
-    alice.ok("invite", "--no-push")  # a new entry of alice's for the server to refuse
+    alice.decided("invite", "--no-push")  # a new entry of alice's for the server to refuse
     local = refs.tip(alice.repo, ours)
 
     result = alice.run("sync")

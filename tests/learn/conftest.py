@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from testing import fixtures
+from testing import fixtures, people
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HOOK = Path(sys.executable).with_name("gitive-hook")
@@ -22,14 +22,13 @@ HARNESSES = ("claude", "codex", "cursor", "gemini")
 def team_clone(bare_remote: Path, make_clone: Callable[[str | Path, str], Path], monkeypatch: pytest.MonkeyPatch
                ) -> Path:
     """alice's clone with the files the recorded sessions touch, a team founded in it; the cwd."""
-    from gitive.cli.main import run
 
     clone = make_clone(bare_remote, "alice")
     fixtures.commit_file(clone, "src/app/settings.py", 'SETTINGS_PATH = "settings.toml"\n')
     fixtures.commit_file(clone, "tests/test_settings.py", "def test_reload():\n    pass\n")
     fixtures.run_git(["push", "--quiet", "origin", "main"], cwd=clone)
     monkeypatch.chdir(clone)
-    assert run(["init", "--person", "alice"]) == 0
+    assert people.run_deciding(["init", "--person", "alice"]) == 0
     return clone
 
 

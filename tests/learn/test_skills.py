@@ -17,7 +17,7 @@ from gitive.lessons.propose import propose
 from gitive.lessons.retract import retract
 from gitive.lessons.review import review
 from gitive.team.hive import Hive, open_hive
-from testing import fixtures
+from testing import fixtures, people
 
 NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")  # Agent Skills: lowercase, digits, single hyphens
 
@@ -28,7 +28,7 @@ def _add(hive: Hive, text: str, tags: list[str], *, scope: str = "project", appr
         made = propose(hive, conn, kind="Gotcha", text=text, applicability=applicability,
                        evidence=["file:src/app/settings.py"], tags=tags, scope=scope, supersedes=supersedes)
         if approve:
-            review(hive, conn, made.id, approved=True, note="")
+            review(hive, conn, made.id, approved=True, note="", signer=people.person_key())
     return made.id
 
 
@@ -91,7 +91,7 @@ def test_export_review_supersede_and_export_again(hive: Hive, team_clone: Path,
     newer = _add(hive, "Settings are cached; call get_settings.cache_clear() in tests.", ["settings"],
                  supersedes=settings)
     with fresh_index(hive) as (conn, _):
-        retract(hive, conn, cache, "wrong: keys are namespaced by the client")
+        retract(hive, conn, cache, "wrong: keys are namespaced by the client", people.person_key())
     (again,) = _export("--harness", "claude", capsys=capsys)
     by_name = {c["name"]: c for c in again["changes"]}
     settings_skill = next(n for n in by_name if n.endswith("-settings"))
@@ -116,7 +116,7 @@ def test_a_hand_edited_skill_is_kept_unless_forced(hive: Hive, team_clone: Path,
     path.write_text(path.read_text() + "\nOur own note.\n")
     fixtures.run_git(["commit", "--quiet", "-am", "note"], cwd=team_clone)
     with fresh_index(hive) as (conn, _):
-        retract(hive, conn, lesson, "not true any more")
+        retract(hive, conn, lesson, "not true any more", people.person_key())
     (kept,) = _export(capsys=capsys)
     assert kept["branch"] is None and "edited by hand" in kept["changes"][0]["what"]
     (forced,) = _export("--force", capsys=capsys)

@@ -114,6 +114,7 @@ def test_an_approving_review_is_evidence_and_a_rejection_or_a_guess_is_not(trio:
     a, b, _ = trio
     good = propose(a, "Run make gen after editing api.proto")
     bad = propose(a, "Edit generated code by hand")
+    confirmed(a, "project", "confirm", "bob", prompt="Confirm bob")  # so that bob's reviews count here
     a.ok("sync")
     b.ok("sync")
     confirmed(b, "review", "approve", good)

@@ -15,7 +15,7 @@ from gitive.capture import events
 from gitive.store import bodies, logs
 from gitive.store.snapshots import FANOUT, FLAT
 from testing import live
-from testing.lessons import as_person, confirmed, propose
+from testing.lessons import PASSPHRASE_ANSWER, as_person, confirmed, propose
 from testing.machines import Machine
 
 
@@ -73,9 +73,9 @@ def test_lesson_review_tombstone_and_project_member_entries_validate(trio: list[
     event = propose(a, "The flaky test is the clock one", evidence=[f"event:{event_id}"])
     personal = propose(a, "Note to self: coffee before protos", "--scope", "personal")
     team = propose(a, "We release on Tuesdays", "--scope", "team")
-    code, out = as_person(a, "project", "confirm", "bob", answers=[("Confirm bob", "y\n")])
+    code, out = as_person(a, "project", "confirm", "bob", answers=[("Confirm bob", "y\n"), PASSPHRASE_ANSWER])
     assert code == 0, out
-    code, out = as_person(a, "project", "confirm", "carol", "--owner", answers=[("Confirm carol", "y\n")])
+    code, out = as_person(a, "project", "confirm", "carol", "--owner", answers=[("Confirm carol", "y\n"), PASSPHRASE_ANSWER])
     assert code == 0, out
     a.ok("sync")
     b.ok("sync")

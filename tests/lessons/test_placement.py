@@ -56,7 +56,7 @@ def test_a_project_lesson_stays_out_of_the_project_remote_with_project_store_tea
         fleet: Fleet, bare_remote: Path, make_bare) -> None:
     team_remote = make_bare("team.git")
     a = fleet.machine("a", bare_remote)
-    a.ok("init", "--person", "alice", "--machine", "a", "--team-remote", str(team_remote))
+    a.decided("init", "--person", "alice", "--machine", "a", "--team-remote", str(team_remote))
     a.git("config", "hive.projectStore", "team")
     share_file([a])
     a.ok("sync")

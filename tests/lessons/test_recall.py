@@ -16,8 +16,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gitive.cli.main import run
-from gitive.index import db
 from gitive.index.refresh import fresh_index
 from gitive.lessons import recall
 from gitive.lessons.propose import propose
@@ -25,7 +23,7 @@ from gitive.lessons.retract import retract
 from gitive.lessons.review import review
 from gitive.team.hive import Hive, open_hive
 from gitive.team.projects import project_id
-from testing import fixtures
+from testing import fixtures, people
 
 FILES = ("src/db/migrate.py", "src/db/models.py", "src/web/app.py", "lib/migrate.py", "docs/setup.md")
 DAY_MS = 86_400_000
@@ -40,8 +38,21 @@ def hive(bare_remote: Path, make_clone: Callable[[str | Path, str], Path],
         fixtures.commit_file(clone, name, f"# {name}\n")
     fixtures.run_git(["push", "--quiet", "origin", "main"], cwd=clone)
     monkeypatch.chdir(clone)
-    assert run(["init", "--person", "alice"]) == 0
+    assert people.run_deciding(["init", "--person", "alice"]) == 0
     return open_hive(clone)
+
+
+def cite(hive: Hive, lesson: str, *, successes: int, failures: int) -> None:
+    """Signed citation records of ``lesson``, one per session, as ``capture.outcomes`` writes them."""
+    from gitive.lessons.placement import place_like
+    from gitive.store import logs
+
+    with fresh_index(hive) as (conn, _):
+        where = place_like(hive, conn, "project", project_id(hive.project))
+    for n in range(successes + failures):
+        logs.append(where.repo, hive.key, hive.team_id, where.log, where.scope,
+                    {"type": "citation", "lesson": lesson, "session": f"session-{n}", "success": n < successes,
+                     "tests_passed": n < successes, "reverted": False})
 
 
 def add(hive: Hive, text: str, files: tuple[str, ...] = ("src/db/migrate.py",), *, scope: str = "project",
@@ -56,7 +67,7 @@ def add(hive: Hive, text: str, files: tuple[str, ...] = ("src/db/migrate.py",), 
                            evidence=[f"file:{f}" for f in files], tags=list(tags), scope=scope,
                            supersedes=supersedes)
             if approve is not None:
-                review(hive, conn, made.id, approved=approve, note="")
+                review(hive, conn, made.id, approved=approve, note="", signer=people.person_key())
     finally:
         os.environ.pop("GITIVE_NOW_MS", None)
     return made.id
@@ -122,10 +133,8 @@ def test_search_prefers_successful_lessons_then_newer_ones(hive: Hive) -> None:
     old = add(hive, "Pin the compiler version", ("src/db/migrate.py",), days_ago=200)
     new = add(hive, "Pin the compiler version", ("src/db/models.py",))
     assert ids(find(hive, "pin compiler version")) == [new, old]
-    # Outcomes come from citations (a later feature); the projection table is what recall reads.
-    with db.connect(hive.index_path) as conn:
-        conn.execute("INSERT INTO lesson_stats VALUES (?, 5, 5)", (old,))
-        conn.execute("INSERT INTO lesson_stats VALUES (?, 4, 0)", (new,))
+    cite(hive, old, successes=5, failures=0)
+    cite(hive, new, successes=0, failures=4)
     found = find(hive, "pin compiler version")
     assert ids(found) == [old, new]
     assert found[0]["outcome_rate"] == pytest.approx(6 / 7)
@@ -152,7 +161,8 @@ def test_search_result_carries_provenance_and_reasons(hive: Hive) -> None:
 def test_search_shows_the_reviewers_edit(hive: Hive) -> None:
     with fresh_index(hive) as (conn, _):
         made = propose(hive, conn, kind="Gotcha", text="Migrations are slow", evidence=["file:src/db/migrate.py"])
-        review(hive, conn, made.id, approved=True, text="Migrations are slow on the big tables; batch them")
+        review(hive, conn, made.id, approved=True, text="Migrations are slow on the big tables; batch them",
+               signer=people.person_key())
     (found,) = find(hive, "migrations")
     assert found["text"] == "Migrations are slow on the big tables; batch them"
 
@@ -166,7 +176,7 @@ def test_search_never_returns_superseded_retracted_or_rejected_lessons(hive: Hiv
     gone = add(hive, "Migrations: never run them on Fridays")
     rejected = add(hive, "Migrations: skip them in tests", approve=False)
     with fresh_index(hive) as (conn, _):
-        retract(hive, conn, gone, "wrong")
+        retract(hive, conn, gone, "wrong", people.person_key())
     for include_proposed in (False, True):
         assert ids(find(hive, "migrations", include_proposed=include_proposed)) == [new]
         assert ids(find(hive, "", files=["src/db/migrate.py"], include_proposed=include_proposed)) == [new]

@@ -25,7 +25,7 @@ from gitive.lessons.propose import propose
 from gitive.lessons.review import review
 from gitive.team.hive import Hive, open_hive
 from gitive.team.projects import project_id
-from testing import fixtures
+from testing import fixtures, people
 
 FILES = ("app/db/session.py", "app/db/models.py", "app/web/views.py", "app/settings.py", "README.md")
 
@@ -37,7 +37,7 @@ def hive(bare_remote: Path, make_clone: Callable[[str | Path, str], Path], monke
         fixtures.commit_file(clone, name, f"# {name}\n")
     fixtures.run_git(["push", "--quiet", "origin", "main"], cwd=clone)
     monkeypatch.chdir(clone)
-    assert run(["init", "--person", "alice"]) == 0
+    assert people.run_deciding(["init", "--person", "alice"]) == 0
     return open_hive(clone)
 
 
@@ -47,7 +47,7 @@ def add(hive: Hive, text: str, evidence: tuple[str, ...] = ("file:README.md",), 
         made = propose(hive, conn, kind="Gotcha", text=text, applicability=applicability, evidence=list(evidence),
                        symptoms=list(symptoms))
         if approve:
-            review(hive, conn, made.id, approved=True, note="")
+            review(hive, conn, made.id, approved=True, note="", signer=people.person_key())
     return made.id
 
 

@@ -21,7 +21,7 @@ from gitive.lessons.propose import propose
 from gitive.lessons.review import review
 from gitive.team.hive import Hive, open_hive
 from gitive.team.projects import project_id
-from testing import fixtures
+from testing import fixtures, people
 from testing.tiny_model import build
 
 
@@ -37,14 +37,14 @@ def hive(bare_remote: Path, make_clone: Callable[[str | Path, str], Path], monke
     fixtures.run_git(["push", "--quiet", "origin", "main"], cwd=clone)
     monkeypatch.chdir(clone)
     monkeypatch.delenv(semantic.ENV, raising=False)
-    assert run(["init", "--person", "alice"]) == 0
+    assert people.run_deciding(["init", "--person", "alice"]) == 0
     return open_hive(clone)
 
 
 def add(hive: Hive, text: str) -> str:
     with fresh_index(hive) as (conn, _):
         made = propose(hive, conn, kind="Gotcha", text=text, evidence=["file:README.md"])
-        review(hive, conn, made.id, approved=True, note="")
+        review(hive, conn, made.id, approved=True, note="", signer=people.person_key())
     return made.id
 
 
@@ -73,7 +73,7 @@ def test_vectors_follow_new_and_retracted_lessons(hive: Hive, model: Path) -> No
     second = add(hive, "Sluggish postgres queries need the statement cache")
     assert find(hive, "lag", backend)[:1] == [second]  # added after the first search: embedded on the next
     with fresh_index(hive) as (conn, _):
-        retract(hive, conn, first, "wrong")
+        retract(hive, conn, first, "wrong", people.person_key())
     assert first not in find(hive, "sporadic", backend)
     with fresh_index(hive) as (conn, _):
         assert conn.execute("SELECT count(*) FROM lesson_vectors").fetchone() == (1,)

@@ -11,7 +11,7 @@ from gitive.lessons.retract import NOT_ERASED
 from gitive.store import bodies, logs, refs
 from testing import fixtures
 from testing.bodies import age_loose_objects, blob_of, held_anywhere
-from testing.lessons import as_person, confirmed, hive_tips, index_db, propose
+from testing.lessons import PASSPHRASE_ANSWER, as_person, confirmed, hive_tips, index_db, propose
 from testing.machines import Machine
 
 RETRACT_PROMPT = "Retract it for everyone?"
@@ -96,7 +96,7 @@ def test_author_retraction_reaches_every_machine_and_late_copies_are_refused(
 def test_reviewer_retraction_drops_the_author_body_and_the_reviewer_edit(trio: list[Machine]) -> None:
     a, b, c = trio
     lesson = propose(a, "Customer acme uses the legacy endpoint")
-    code, out = as_person(a, "project", "confirm", "bob", answers=[("Confirm bob", "y\n")])
+    code, out = as_person(a, "project", "confirm", "bob", answers=[("Confirm bob", "y\n"), PASSPHRASE_ANSWER])
     assert code == 0, out
     a.ok("sync")
     b.ok("sync")
@@ -174,7 +174,7 @@ def test_the_project_owner_may_retract_a_members_lesson(trio: list[Machine]) -> 
 def test_retract_twice_is_refused(founder: Machine) -> None:
     lesson = propose(founder, "Deploys go out on Tuesdays")
     _retract(founder, lesson)
-    code, out = as_person(founder, "retract", lesson, "--reason", "again", answers=[(RETRACT_PROMPT, "y\n")])
+    code, out = as_person(founder, "retract", lesson, "--reason", "again", answers=[(RETRACT_PROMPT, "y\n"), PASSPHRASE_ANSWER])
     assert code == 1, out
     assert "already retracted" in out
 

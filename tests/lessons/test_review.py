@@ -11,7 +11,7 @@ import pytest
 
 from gitive.core.clock import now_ms
 from gitive.lessons.gate import AGENT_ENV
-from testing.lessons import as_person, confirmed, hive_tips, propose
+from testing.lessons import PASSPHRASE_ANSWER, as_person, confirmed, hive_tips, propose
 from testing.machines import Machine, one_line_error
 
 HOUR_MS = 3_600_000
@@ -31,23 +31,28 @@ def test_propose_on_a_review_on_b_recall_on_c_needs_b_confirmed(trio: list[Machi
     a.ok("sync")
     b.ok("sync")
 
-    # bob is only a proposed member of the project: his approval is signed but carries no authority
-    out = confirmed(b, "review", "approve", lesson, "--note", "seen it bite us")
-    assert "approved" in out
-    b.ok("sync")
+    # bob is only a proposed member of the project: his approval would not count, so it is refused up front,
+    # before he is asked anything, naming who can fix it; nothing is written
+    before = hive_tips(b)
+    code, out = as_person(b, "review", "approve", lesson, "--note", "seen it bite us")
+    assert code == 1, out
+    assert "would not count" in out and "alice" in out and "gitive project confirm bob" in out
+    assert "Sign this" not in out and "Passphrase" not in out
+    assert hive_tips(b) == before
     c.ok("sync")
-    shown = c.json("lessons", "show", lesson)
-    assert shown["state"] == "proposed"
-    assert [(r["approver"], r["approved"]) for r in shown["reviews"]] == [("bob", True)]
-    assert _verified_ids(c) == []
+    assert c.json("lessons", "show", lesson)["state"] == "proposed"
 
     # alice owns the project (she founded the team here) and confirms bob; once that reaches C, it is verified
     project = a.json("project")["people"]
     assert (project["alice"]["role"], project["alice"]["confirmed"]) == ("owner", True)
     assert project["bob"]["confirmed"] is False
-    code, out = as_person(a, "project", "confirm", "bob", answers=[("Confirm bob", "y\n")])
+    code, out = as_person(a, "project", "confirm", "bob", answers=[("Confirm bob", "y\n"), PASSPHRASE_ANSWER])
     assert code == 0, out
-    for m in (a, b, c):
+    for m in (a, b):
+        m.ok("sync")
+    out = confirmed(b, "review", "approve", lesson, "--note", "seen it bite us")
+    assert "approved" in out
+    for m in (b, a, c):
         m.ok("sync")
     assert c.json("project")["people"]["bob"]["confirmed"] is True
     shown = c.json("lessons", "show", lesson)
@@ -141,7 +146,7 @@ def test_the_interactive_queue_approves_skips_rejects_and_quits(trio: list[Machi
     a.ok("sync")
     menu = "[a]pprove, [e]dit, [r]eject, [s]kip, [q]uit"
     code, out = as_person(a, "review", answers=[
-        (menu, "a\n"), ("note", "checked\n"), ("Sign this approval", "y\n"),
+        (menu, "a\n"), ("note", "checked\n"), ("Sign this approval", "y\n"), PASSPHRASE_ANSWER,
         (menu, "s\n"),
         (menu, "r\n"), ("why", "not true\n"), ("Sign this rejection", "y\n"),
         (menu, "q\n"),

@@ -25,7 +25,7 @@ def _team_with_emails(fleet: Fleet, remote: Path) -> list[Machine]:
         m.git("config", "user.email", EMAILS[person])
         machines.append(m)
     a, *rest = machines
-    a.ok("init", "--person", "alice", "--machine", "a", "--email", "Alice.Old@Acme.test")
+    a.decided("init", "--person", "alice", "--machine", "a", "--email", "Alice.Old@Acme.test")
     a.ok("sync")
     for m, person in zip(rest, ("bob", "carol"), strict=True):
         fleet.join(m, fleet.invite(a), person)

@@ -86,7 +86,7 @@ def approve(machine: Machine, lesson: str, note: str = "") -> None:
     with as_machine(machine):
         hive = open_hive(machine.clone)
         with fresh_index(hive) as (conn, _):
-            review(hive, conn, lesson, approved=True, note=note)
+            review(hive, conn, lesson, approved=True, note=note, signer=machine.signer)
     machine.ok("sync")
 
 
@@ -99,7 +99,7 @@ def retract(machine: Machine, lesson: str, reason: str) -> None:
     with as_machine(machine):
         hive = open_hive(machine.clone)
         with fresh_index(hive) as (conn, _):
-            do_retract(hive, conn, lesson, reason)
+            do_retract(hive, conn, lesson, reason, machine.signer)
 
 
 def publish_presence(machine: Machine, person: str, session: dict[str, Any]) -> None:

@@ -211,7 +211,7 @@ async def test_list_team_shows_the_roster_and_live_sessions(team: Team) -> None:
         found = (await c.call_tool("list_team", {})).structured_content
         only_bob = (await c.call_tool("list_team", {"filter": "bo"})).structured_content
     assert [(p["person"], p["you"]) for p in found["people"]] == [("alice", True), ("bob", False)]
-    assert all(p["machines"][0]["role"] == "member" for p in found["people"])
+    assert [p["machines"][0]["role"] for p in found["people"]] == ["admin", "member"]  # alice founded the team
     alice, bob = found["people"]
     assert [s["session"] for s in alice["sessions"]] == ["claude-s1"]
     assert [s["session"] for s in bob["sessions"]] == ["bob/api-codex"]

@@ -1,0 +1,114 @@
+"""Before a person's decision is written: will it count? And what every command tells a person about standing.
+
+Readers refuse a decision without a valid gesture by the right person's registered key, or by a removed or
+anchor machine (docs/verification.md §3). These checks say so before anything is written, with what to do.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING, Any
+
+from gitive.core import gesture
+from gitive.errors import NotAllowed, NoTeam
+from gitive.team.hive import REMOVED  # one wording for the notice and every refusal
+
+if TYPE_CHECKING:
+    from gitive.core.personkey import Signer
+
+__all__ = ["REMOVED", "NotAllowed", "decider", "notices", "signed"]
+
+
+
+
+def gestures_required(conn: sqlite3.Connection) -> bool:
+    """Whether a decision written now needs a gesture (a v2 team, or a v1 team past its migration)."""
+    return conn.execute("SELECT 1 FROM gesture_exempt WHERE machine = '*'").fetchone() is None
+
+
+def registered_keys(conn: sqlite3.Connection, person: str) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT key FROM person_keys WHERE person = ? ORDER BY key", (person,))]
+
+
+def admins(conn: sqlite3.Connection) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT person FROM admins WHERE current = 1 ORDER BY person")]
+
+
+def is_admin(conn: sqlite3.Connection, person: str) -> bool:
+    return person in admins(conn)
+
+
+def me_as_member(conn: sqlite3.Connection, me: str) -> tuple[str, str]:
+    """(person, role) of this machine.
+
+    Raises:
+        NoTeam: this machine is not on the roster, or was removed.
+    """
+    row = conn.execute("SELECT person, role, active FROM members WHERE machine = ?", (me,)).fetchone()
+    if row is None:
+        raise NoTeam("this machine is not an active member of the team; ask a member for an invite")
+    if not row[2]:
+        raise NoTeam(REMOVED)
+    return row[0], row[1]
+
+
+def decider(conn: sqlite3.Connection, me: str, signer: Signer | None, *, key_known: bool = True) -> str:
+    """The person deciding on this machine, once it is sure the decision will count; else refuse.
+
+    Without ``key_known`` (before the passphrase is asked), everything but the key is checked.
+
+    Raises:
+        NoTeam: removed or not a member.
+        NotAllowed: an anchor machine, no person key where one is needed, or not the registered one.
+    """
+    person, role = me_as_member(conn, me)
+    if role == "anchor":
+        raise NotAllowed("an anchor machine makes no decisions; a person decides on their own machine")
+    if not key_known:
+        return person
+    registered = registered_keys(conn, person)
+    if signer is None:
+        if gestures_required(conn):
+            raise NotAllowed("this decision needs your person key: create it with `gitive person init` (or "
+                             "`gitive person import` the one from your other machine)")
+        return person
+    if registered and signer.public not in registered:
+        raise NotAllowed(f"your person key {signer.public[:12]}… is not the one registered for {person} "
+                         f"({registered[0][:12]}…): import that key (`gitive person import`), or register this "
+                         "one with an endorsement (`gitive person register --endorse-with FILE`)")
+    if not registered and gestures_required(conn):
+        raise NotAllowed(f"no person key is registered for {person} in this team: run `gitive person register`")
+    return person
+
+
+def signed(team_id: str, me: str, record: dict[str, Any], signer: Signer | None) -> dict[str, Any]:
+    """``record`` with this person's gesture (unchanged when there is no key and none is needed)."""
+    return gesture.sign(signer, team_id, me, record) if signer is not None else record
+
+
+def notices(conn: sqlite3.Connection, me: str, local_key: str | None) -> list[str]:
+    """One line each: what this person should know about their standing before they do anything else."""
+    row = conn.execute("SELECT person, active, role FROM members WHERE machine = ?", (me,)).fetchone()
+    if row is None:
+        return []
+    person, active, role = row
+    if not active:
+        return [REMOVED]
+    if role == "anchor":
+        return []  # the anchor decides nothing: it has no person key to make
+    registered = registered_keys(conn, person)
+    if local_key and registered and local_key not in registered:
+        return [f"the person key registered for {person} ({registered[0][:12]}…) is not the one in this home "
+                f"({local_key[:12]}…): import yours with `gitive person import`"]
+    if gestures_required(conn):
+        return [] if local_key else ["decisions need your person key here: `gitive person import` the one "
+                                     "from your other machine, or `gitive person init`"]
+    if not local_key:
+        return ["this team predates person keys: create yours with `gitive person init`; then an admin runs "
+                "`gitive team migrate`"]
+    if not registered:
+        return ["your person key is not registered in this team yet: run `gitive person register`"]
+    if person in admins(conn):
+        return ["this team predates person keys: once everyone has one (`gitive team` shows who), run "
+                "`gitive team migrate`"]
+    return []

@@ -1,0 +1,63 @@
+"""Person keys for tests: cheap to unlock (argon2id's minimum cost, recorded in the key file like any other)
+and opened by one known passphrase, so the many tests that decide (review, invite, remove…) stay fast.
+
+A real person's key is created by ``gitive person init`` with the INTERACTIVE cost; nothing here changes that
+default, and nothing reads a passphrase from the environment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+PASSPHRASE = "correct horse battery staple"
+
+
+def _path(home: Path | str | None) -> Path:
+    base = Path(home) if home is not None else Path(os.environ["GITIVE_HOME"])
+    return base / "person.key"
+
+
+def person_key(home: Path | str | None = None) -> Any:
+    """The unlocked person key of ``home`` (default ``$GITIVE_HOME``), created at minimum cost if missing."""
+    from gitive.core import personkey
+
+    path = _path(home)
+    if not path.exists():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        personkey.create(PASSPHRASE, personkey.MINIMUM, path)
+    return personkey.unlock(personkey.load(path), PASSPHRASE)
+
+
+def copy_person_key(src_home: Path | str, dst_home: Path | str) -> None:
+    """What ``gitive person export`` then ``import`` do: the same (still encrypted) key in another home."""
+    dst = _path(dst_home)
+    dst.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    shutil.copyfile(_path(src_home), dst)
+    dst.chmod(0o600)
+
+
+@contextlib.contextmanager
+def stdin(text: str) -> Iterator[None]:
+    """``sys.stdin`` reads ``text`` (for in-process ``--passphrase-stdin`` runs)."""
+    saved = sys.stdin
+    sys.stdin = io.StringIO(text)
+    try:
+        yield
+    finally:
+        sys.stdin = saved
+
+
+def run_deciding(argv: list[str], home: Path | str | None = None) -> int:
+    """``gitive argv --passphrase-stdin`` in-process, the passphrase on stdin (the key made if missing)."""
+    from gitive.cli.main import run
+
+    person_key(home)
+    with stdin(PASSPHRASE + "\n"):
+        return run([*argv, "--passphrase-stdin"])

@@ -1,0 +1,119 @@
+"""Incremental = rebuild under the authority attacks (docs/verification.md §3, §4), on real git.
+
+The moves of ``testing.rebuild`` plus four hostile ones: a removed member writing backdated entries, a member
+granting itself project ownership, an anchor's decisions, and an honest gesture copied into another machine's
+log. The comparison also covers what the authority rules decide: entries admitted by position, person keys,
+removal gaps, project membership.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+rebuild = pytest.importorskip("testing.rebuild")  # the harness of the verification work
+
+from gitive.core import gesture  # noqa: E402
+from gitive.core.clock import now_ms  # noqa: E402
+from gitive.store import logs, refs  # noqa: E402
+from testing.machines import note  # noqa: E402
+
+EXTRA: dict[str, Any] = dict(rebuild.MOVES)
+_BASE = rebuild.normalized
+LONG_AGO = 1_600_000_000_000  # before the team existed
+
+
+def normalized(conn: Any) -> dict[str, Any]:
+    out = _BASE(conn)
+    out.update({
+        "admitted": conn.execute("SELECT author, log, seq FROM admitted_entries ORDER BY 1, 2, 3").fetchall(),
+        "person_keys": conn.execute("SELECT * FROM person_keys ORDER BY 1, 2").fetchall(),
+        "gaps": conn.execute("SELECT machine, log, lo, hi FROM member_gaps ORDER BY 1, 2, 3").fetchall(),
+        "admins": conn.execute("SELECT * FROM admins ORDER BY 1").fetchall(),
+        "projects": conn.execute("SELECT project, person, role, confirmed, signer, decides, exempt "
+                                 "FROM valid_project_members ORDER BY 1, 2, 3, 4, 5").fetchall(),
+    })
+    return out
+
+
+@pytest.fixture(autouse=True)
+def _authority_views(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rebuild, "normalized", normalized)
+
+
+def _active(world: Any, machine: Any) -> bool:
+    members = {m["machine"]: m["active"] for m in world.alice.json("team")["members"]}
+    return bool(members.get(machine.id))
+
+
+def _backdated(rng: random.Random) -> int | None:
+    return rng.choice([None, LONG_AGO, 1_700_000_000_000])
+
+
+@rebuild.move(EXTRA, "a removed member backdates")
+def removed_backdates(world: Any, rng: random.Random) -> None:
+    alice, bob = world.alice, world.bob
+    if _active(world, bob):
+        alice.decide("team", "remove", "bob")
+    for _ in range(rng.randint(1, 3)):  # bob's machine key, used directly: what an agent with a shell can do
+        record = rng.choice([note(f"late {rng.randrange(10**6)}", alice.id),
+                             {"type": "citation", "lesson": "ab" * 32, "session": f"s{rng.randrange(99)}",
+                              "success": True, "tests_passed": True, "reverted": False}])
+        bob.append(record, log=rng.choice(["team", "project"]), at=_backdated(rng))
+    bob.run("sync")
+    rebuild._then_a_reader_syncs(world, rng)
+
+
+@rebuild.move(EXTRA, "a member grants itself project ownership")
+def self_granted(world: Any, rng: random.Random) -> None:
+    bob = world.bob
+    from gitive.team.projects import project_id
+
+    record = {"type": "project-member", "project": project_id(bob.repo), "person": "bob", "role": "owner",
+              "confirmed": True}
+    bob.append(gesture.sign(bob.signer, bob.team_id, bob.id, record), log="roster", at=_backdated(rng))
+    bob.run("sync")
+    rebuild._then_a_reader_syncs(world, rng)
+
+
+@rebuild.move(EXTRA, "an anchor decides")
+def anchor_decides(world: Any, rng: random.Random) -> None:
+    alice, anchor = world.alice, world.mallory
+    if not any(m["machine"] == anchor.id for m in alice.json("team")["members"]):
+        record = {"type": "member", "machine": anchor.id, "person": "anchor", "name": "anchor", "role": "anchor",
+                  "active": True, "emails": [], "ts": now_ms()}  # an admin admits the anchor machine
+        alice.append(gesture.sign(alice.signer, alice.team_id, alice.id, record), log="roster")
+        alice.run("sync")
+    decisions = [
+        {"type": "review", "about": "ab" * 32, "approver": "anchor", "approved": True, "note": ""},
+        {"type": "member", "machine": world.bob.id, "person": "bob", "name": "desk", "role": "member",
+         "active": False, "emails": [], "ts": 2_000_000_000_000, "heads": {}},
+    ]
+    record = rng.choice(decisions)
+    log = "roster" if record["type"] == "member" else "team"
+    signer = alice.signer if rng.random() < 0.5 else anchor.signer  # even alice's own key does not help
+    logs.append(anchor.repo, world.mallory_key, alice.team_id, log, {"team": True},
+                gesture.sign(signer, alice.team_id, anchor.id, record))
+    ref = refs.log_ref(anchor.id, log)
+    anchor.git("push", "--quiet", "--force", "origin", ref)
+    rebuild._then_a_reader_syncs(world, rng)
+
+
+@rebuild.move(EXTRA, "a gesture copied into another machine's log")
+def copied_gesture(world: Any, rng: random.Random) -> None:
+    alice, bob = world.alice, world.bob
+    lesson = f"{rng.randrange(16**8):08x}" * 8
+    review = {"type": "review", "about": lesson, "approver": "alice", "approved": True, "note": ""}
+    honest = gesture.sign(alice.signer, alice.team_id, alice.id, review)
+    alice.append(honest)
+    copied = {**review, "approver": rng.choice(["alice", "bob"])}
+    copied["gesture"] = honest["gesture"]
+    bob.append(copied)
+    for m in (alice, bob):
+        m.run("sync")
+    rebuild._then_a_reader_syncs(world, rng)
+
+
+TestIncrementalEqualsRebuildUnderAuthorityAttacks = rebuild.machine_test(EXTRA)
