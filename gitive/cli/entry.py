@@ -1,4 +1,8 @@
-"""The ``gitive`` console script: answer a no-op sync before importing anything heavy, else run the CLI."""
+"""The ``gitive`` console script: answer what needs no CLI framework before importing one, else run the CLI.
+
+``--version`` and a sync that a running daemon answers (or that has nothing to do) import only the standard
+library; everything else goes to :func:`gitive.cli.main.run`, which loads only the invoked command's module.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,16 @@ import sys
 
 
 def main() -> None:
+    argv = sys.argv[1:]
+    if argv == ["--version"]:
+        from gitive import __version__
+
+        sys.stdout.write(f"gitive {__version__}\n")
+        sys.exit(0)
     from gitive.cli.fastsync import try_noop
 
     try:
-        fast = try_noop(sys.argv[1:])
+        fast = try_noop(argv)
     except Exception:  # the fast path is an optimisation: any surprise falls back to the full command
         fast = None
     if fast is not None:

@@ -20,6 +20,8 @@ from urllib.parse import quote
 from gitive.capture import locate
 from gitive.core.home import gitive_home
 from gitive.store.git import no_git_env  # stdlib only: the one place that decides a git child's environment
+from gitive.store.gitdir import hive_tips
+from gitive.store.remotes import choose_from_config
 
 
 def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str] | None:
@@ -28,38 +30,6 @@ def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str] | None:
                               stdin=subprocess.DEVNULL, timeout=120)
     except (OSError, subprocess.TimeoutExpired):
         return None
-
-
-def _hive_tips(git_dir: Path) -> dict[str, str] | None:
-    """Tips of every hive ref, read from git's own files (packed-refs, then loose refs, which win).
-
-    Reading them costs well under a millisecond, where ``git for-each-ref`` costs a process start.
-    """
-    tips: dict[str, str] = {}
-    try:
-        for line in (git_dir / "packed-refs").read_text().splitlines():
-            if line and line[0] not in "#^" and " refs/hive" in line:
-                oid, _, name = line.partition(" ")
-                tips[name] = oid
-    except FileNotFoundError:
-        pass
-    except OSError:
-        return None
-    for top in ("hive", "hive-remotes", "hive-pinned"):
-        base = git_dir / "refs" / top
-        for folder, _, files in os.walk(base):
-            for name in files:
-                if name.endswith(".lock"):
-                    return None  # a writer is busy: let the full command look
-                path = Path(folder) / name
-                try:
-                    oid = path.read_text().strip()
-                except OSError:
-                    return None
-                if oid.startswith("ref:"):
-                    return None
-                tips["refs/" + str(path.relative_to(git_dir / "refs"))] = oid
-    return tips
 
 
 def _upkeep_due(git_dir: Path) -> bool:
@@ -87,7 +57,7 @@ def try_noop(argv: list[str]) -> int | None:
     config = locate.read_config_all(found.common_dir)
     if not config.get("hive.team") or config.get("hive.teamstore") or _upkeep_due(found.common_dir):
         return None
-    remotes = config.get("hive.remote", [])
+    remotes = choose_from_config(config).chosen
     index = found.common_dir / "gitive" / "index.sqlite"
     if not remotes or not index.exists():
         return None
@@ -96,7 +66,7 @@ def try_noop(argv: list[str]) -> int | None:
                      f"+refs/hive/*:refs/hive-remotes/{remote}/*"], found.toplevel)
         if done is None or done.returncode != 0:
             return None  # the full command reports it properly
-    tips = _hive_tips(found.common_dir)
+    tips = hive_tips(found.common_dir)
     if tips is None:
         return None
     for name, tip in tips.items():  # our own refs: the remote must already have each of them

@@ -26,45 +26,52 @@ app = typer.Typer(
 )
 
 
-_registered = False
+# Each command module, and the top-level commands it adds. A command loads only its own module (and what that
+# imports), so `gitive team` never pays for the MCP server or the daemon; `--help` and an unknown name load all.
+_MODULES: dict[str, tuple[str, ...]] = {
+    "team": ("init", "invite", "join", "attach", "team"),
+    "install": ("install", "uninstall", "status"),
+    "live": ("who", "send", "inbox", "held", "release"),
+    "mcp": ("mcp",),
+    "daemon": ("daemon",),
+    "sync": ("sync",),
+    "log": ("log",),
+    "doctor": ("doctor",),
+    "retract": ("retract", "gc"),
+    "lessons": ("lessons",),
+    "review": ("review",),
+    "project": ("project",),
+    "index": ("index",),
+    "server": ("server",),
+}
+_GROUPS = {"daemon", "lessons", "review", "project", "index", "server"}  # modules that are one Typer group
+_registered: set[str] = set()
 
 
-def _register() -> None:
-    global _registered
-    if _registered:
-        return
-    _registered = True
-    from gitive.cli import (
-        daemon,
-        doctor,
-        index,
-        lessons,
-        live,
-        log,
-        project,
-        retract,
-        review,
-        server,
-        sync,
-        team,
-    )
-    from gitive.cli import install as install_cli
-    from gitive.cli import mcp as mcp_cli
+def _add(module_name: str) -> None:
+    import importlib
 
-    team.register(app)
-    install_cli.register(app)
-    live.register(app)
-    app.command("mcp")(mcp_cli.mcp)
-    app.add_typer(daemon.app, name="daemon")
-    sync.register(app)
-    log.register(app)
-    doctor.register(app)
-    retract.register(app)
-    app.add_typer(lessons.app, name="lessons")
-    app.add_typer(review.app, name="review")
-    app.add_typer(project.app, name="project")
-    app.add_typer(index.app, name="index")
-    app.add_typer(server.app, name="server")
+    module = importlib.import_module(f"gitive.cli.{module_name}")
+    if module_name in _GROUPS:
+        app.add_typer(module.app, name=module_name)
+    elif module_name == "mcp":
+        app.command("mcp")(module.mcp)
+    else:
+        module.register(app)
+
+
+def _register(command: str | None = None) -> None:
+    """Add the module that holds ``command`` to the app, or every module when ``command`` is None or unknown."""
+    owner = next((m for m, names in _MODULES.items() if command in names), None)
+    for module_name in [owner] if owner else list(_MODULES):
+        if module_name not in _registered:
+            _registered.add(module_name)
+            _add(module_name)
+
+
+def _command_name(argv: list[str]) -> str | None:
+    """The command ``argv`` names (its first word), or None for bare options such as ``--help``."""
+    return argv[0] if argv and not argv[0].startswith("-") else None
 
 
 def _version(value: bool) -> None:
@@ -98,7 +105,7 @@ def _crash_log(exc: BaseException) -> Path:
 
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return the exit code: 0 ok, 1 a gitive error, 2 usage, 3 a bug, 130 interrupted."""
-    _register()
+    _register(_command_name(sys.argv[1:] if argv is None else argv))
     try:
         result = app(args=argv, prog_name="gitive", standalone_mode=False)
     except typer.Exit as exc:

@@ -24,20 +24,23 @@ class SyncReport:
     unreachable: dict[str, str] = field(default_factory=dict)  # remote -> one-line reason
     packed: bool = False
     dropped: int = 0  # body stores rewritten to drop retracted bodies
+    no_remote: list[str] = field(default_factory=list)  # stores with no remote to sync with (git dirs)
+    team: dict[str, str] = field(default_factory=dict)  # the team this sync acted for: {id}
 
     @property
     def ok(self) -> bool:
-        return not self.rejected and not self.unreachable
+        return not self.rejected and not self.unreachable and not self.no_remote
 
     def as_dict(self) -> dict[str, Any]:
         return {"fetched": self.fetched, "received": self.received, "problems": self.problems,
                 "pushed": self.pushed, "rejected": [{"remote": r, "ref": f, "reason": why}
                                                     for r, f, why in self.rejected],
-                "unreachable": self.unreachable, "packed": self.packed, "dropped": self.dropped, "ok": self.ok}
+                "unreachable": self.unreachable, "packed": self.packed, "dropped": self.dropped,
+                "no_remote": self.no_remote, "team": self.team, "ok": self.ok}
 
 
-def _remotes(hive: Hive, repo: Any) -> list[str]:
-    return hive.sync_remotes(repo) or repos.remotes(repo)
+NO_REMOTE = ("this repository has no remote to sync with: add one (`git remote add origin URL`), then run "
+             "`gitive sync`")
 
 
 def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = None,
@@ -47,14 +50,16 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
     Raises:
         RemoteError: ``only`` names a remote that does not exist.
     """
-    report = SyncReport()
+    report = SyncReport(team={"id": hive.team_id})
     reached: list[tuple[Any, str]] = []
+    if only is not None and not any(only in repos.remotes(r) for r in hive.shared_stores()):
+        raise RemoteError(f"no remote named {only!r}; see `git remote -v`")
     for repo in hive.shared_stores():
-        names = _remotes(hive, repo)
+        names = sync.sync_remotes(repo)
         if only is not None:
-            if only not in repos.remotes(repo):
-                raise RemoteError(f"no remote named {only!r}; see `git remote -v`")
-            names = [only]
+            names = [only] if only in repos.remotes(repo) else []
+        elif not names and not repos.remotes(repo):
+            report.no_remote.append(repo.path)
         for remote in names:
             try:
                 report.fetched[remote] = len(sync.fetch(repo, remote))
@@ -77,8 +82,25 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
                 continue
             report.pushed[remote] = result.pushed
             report.rejected += [(remote, ref, why) for ref, why in result.rejected]
+    _remember(hive, report, push)
     for repo in hive.shared_stores():
         if maintenance.needs_packing(maintenance.health(repo)):
             maintenance.pack(repo)
             report.packed = True
     return report
+
+
+def _remember(hive: Hive, report: SyncReport, pushed: bool) -> None:
+    """Keep each remote's outcome beside its store, so ``doctor`` can say a remote refuses pushes."""
+    for repo in hive.shared_stores():
+        outcome: dict[str, dict[str, Any]] = {}
+        for remote in repos.remotes(repo):
+            if remote not in report.fetched and remote not in report.unreachable:
+                continue
+            entry: dict[str, Any] = {"unreachable": report.unreachable.get(remote)}
+            if pushed:
+                entry["pushed"] = len(report.pushed.get(remote, []))
+                entry["rejected"] = [[ref, why] for r, ref, why in report.rejected if r == remote]
+            outcome[remote] = entry
+        if outcome:
+            sync.remember_results(repo, outcome)

@@ -6,13 +6,13 @@ the evidence is reachable in git, its text is also what a quote must be found in
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-
-import pygit2
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitive.core.ids import blake3_hex
 from gitive.errors import InvalidRecord
-from gitive.store import objects
+
+if TYPE_CHECKING:
+    import pygit2
 
 KINDS = ("commit", "file", "event", "message", "approval")
 USAGE = "cite evidence as commit:REV, file:PATH[@REV], event:ID, message:ID or approval:ID"
@@ -36,12 +36,16 @@ def resolve(repo: pygit2.Repository | None, spec: str) -> Resolved:
         raise InvalidRecord(f"evidence {spec!r} needs a git repository")
     if kind == "commit":
         assert repo is not None
+        from gitive.store import objects
+
         found = objects.commit_text(repo, ref)
         item = {"kind": "commit", "ref": found.commit, "digest": blake3_hex(found.text.encode())}
         return Resolved(item, found.text)
     if kind == "file":
         assert repo is not None
         path, _, rev = ref.partition("@")
+        from gitive.store import objects
+
         at = objects.file_at(repo, path, rev or "HEAD")
         item = {"kind": "file", "ref": f"{at.commit}:{path}", "path": path, "blob": at.blob,
                 "digest": blake3_hex(at.data)}
@@ -74,6 +78,8 @@ def stale(repo: pygit2.Repository, evidence: list[dict[str, Any]]) -> list[str]:
     for item in evidence:
         if item.get("kind") != "file" or not item.get("path"):
             continue
+        from gitive.store import objects
+
         now = objects.head_blob(repo, item["path"])
         if now is not None and now != item.get("blob"):
             out.append(item["path"])

@@ -1,7 +1,8 @@
 """The MCP server: six tools over stdio with the official ``mcp`` SDK (2.x), and the instructions agents get.
 
 This is the only module that imports the SDK; ``gitive mcp`` (and ``python -m gitive.mcp``) import it when
-they start. Tools are plain ``def`` functions, so the SDK runs each call on a worker thread; every call opens
+they start. The tools' own modules (and pygit2, PyNaCl behind them) load at the first call, not before the
+server answers ``initialize``. Tools are plain ``def`` functions, so the SDK runs each call on a worker thread; every call opens
 its own repository and index connection (:func:`gitive.mcp.memory.opened`), nothing is shared between calls.
 
 No tool approves, rejects or retracts a lesson, or changes the roster: :data:`TOOLS` is the whole surface, and
@@ -23,7 +24,6 @@ from pydantic import Field
 from gitive import __version__
 from gitive.capture.framing import defang
 from gitive.errors import GitiveError
-from gitive.mcp import experts, mail, memory, roster
 
 T = TypeVar("T")
 
@@ -90,6 +90,8 @@ def build(repo: Path | str | None = None) -> MCPServer:
         """Find the team's lessons for a question and the files in play, best first (verified only by
         default). Each result has its provenance (author, reviewer, age_days, verified, stale files) and a
         ready-to-paste <team-memory> frame."""
+        from gitive.mcp import memory
+
         found = _guarded(lambda: memory.search_memory(repo, query, files, include_proposed=include_proposed,
                                                       limit=limit, offset=offset))
         return _result(memory.search_text(found), found)
@@ -98,6 +100,8 @@ def build(repo: Path | str | None = None) -> MCPServer:
     def get_lesson(id: Annotated[str, Field(description="A lesson id, or at least its first 6 characters.")]
                    ) -> dict[str, Any]:
         """One lesson in full: text, state, provenance, evidence (stale files flagged), reviews, quote."""
+        from gitive.mcp import memory
+
         return _guarded(lambda: memory.get_lesson(repo, id))
 
     @server.tool(annotations=READ_ONLY)
@@ -106,6 +110,8 @@ def build(repo: Path | str | None = None) -> MCPServer:
                            files: Files = None) -> CallToolResult:
         """The team-memory card for a task and files: the top verified lessons in <team-memory> frames, the
         next ones as one-line summaries. Call it when you start a task."""
+        from gitive.mcp import memory
+
         found = _guarded(lambda: memory.memory_context(repo, task, files))
         return _result(found["card"], found)
 
@@ -131,6 +137,8 @@ def build(repo: Path | str | None = None) -> MCPServer:
         """Propose a lesson for the team. It stays proposed until a person reviews it; agents cannot approve.
         A write-time rule (no evidence, a Decision without a quote, a quote not in the evidence) comes back as
         an error saying what to fix."""
+        from gitive.mcp import memory
+
         return _guarded(lambda: memory.propose_lesson(
             repo, kind=kind, text=text, evidence=evidence, applicability=applicability, tags=tags,
             scope=scope, quote=quote, speaker=speaker, about=about, session=session))
@@ -141,6 +149,8 @@ def build(repo: Path | str | None = None) -> MCPServer:
                   include_inactive: Annotated[bool, Field(description="Also removed machines.")] = False,
                   limit: Limit = 20, offset: Offset = 0) -> dict[str, Any]:
         """The team: persons, their machines and roles (you are marked), and live agent sessions seen here."""
+        from gitive.mcp import roster
+
         return _guarded(lambda: roster.list_team(repo, filter, include_inactive=include_inactive, limit=limit,
                                                  offset=offset))
 
@@ -155,6 +165,8 @@ def build(repo: Path | str | None = None) -> MCPServer:
     ) -> dict[str, Any]:
         """Send a message to one teammate's agent session; it sees it at its next tool call or when its turn
         ends (a machine that is offline gets it when it comes back)."""
+        from gitive.mcp import mail
+
         return _guarded(lambda: mail.send_message(repo, to=to, text=text, session=session, reply_to=reply_to))
 
     @server.tool(annotations=PROPOSE)
@@ -166,6 +178,8 @@ def build(repo: Path | str | None = None) -> MCPServer:
     ) -> dict[str, Any]:
         """Messages waiting for your session, framed. Looking consumes nothing; pass mark_read with the ids
         you have read to confirm them (the sender then sees they were read)."""
+        from gitive.mcp import mail
+
         return _guarded(lambda: mail.check_inbox(repo, session=session, mark_read=mark_read, limit=limit))
 
     @server.tool(annotations=READ_ONLY)
@@ -173,6 +187,8 @@ def build(repo: Path | str | None = None) -> MCPServer:
                   ) -> dict[str, Any]:
         """Who to ask about a file, an error text or a topic: people ranked by recent commits to the files,
         agent sessions that touched them, and matching lessons they wrote or reviewed, each with reasons."""
+        from gitive.mcp import experts
+
         return _guarded(lambda: experts.who_knows(repo, query, files, limit=limit, offset=offset))
 
     return server
@@ -189,6 +205,8 @@ def describe(repo: Path | str | None = None) -> list[dict[str, Any]]:
 
 def serve(repo: Path | str | None = None) -> None:
     """Serve over stdio until the client closes the connection."""
+    from gitive.mcp import memory
+
     _check(repo)
     with memory.index_kept_open(repo):
         build(repo).run()

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-
-import pygit2
+from typing import TYPE_CHECKING
 
 from gitive.errors import NotARepository
+
+if TYPE_CHECKING:
+    import pygit2
 
 
 def open_repo(path: Path | str | None = None) -> pygit2.Repository:
@@ -16,6 +18,8 @@ def open_repo(path: Path | str | None = None) -> pygit2.Repository:
     Raises:
         NotARepository: ``path`` is not inside a git repository.
     """
+    import pygit2
+
     start = str(path or os.getcwd())
     found = pygit2.discover_repository(start)
     if found is None:

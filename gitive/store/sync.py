@@ -7,18 +7,24 @@ fast-forward only, bodies and presence forced (they are rewritten by design).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import json
+import os
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import pygit2
 
 from gitive.constants import BODIES_REF_PREFIX, LOG_REF_PREFIX, PRESENCE_REF_PREFIX, REMOTES_REF_PREFIX
+from gitive.core.clock import now_ms
 from gitive.errors import GitCommandError, RemoteError
 from gitive.store import git, refs
 from gitive.store import repo as repos
+from gitive.store.remotes import KEY_REMOTE, RemotePlan, choose, fetch_refspec
 
+__all__ = ["KEY_REMOTE", "PushResult", "RemotePlan", "configure_remote", "fetch", "fetch_refspec", "last_results",
+           "plan_remotes", "probe", "push", "remember_results", "sync_remotes", "tracked"]
 
-def fetch_refspec(remote: str) -> str:
-    return f"+refs/hive/*:{REMOTES_REF_PREFIX}{remote}/*"
+RESULTS_FILE = "remotes.json"  # <git dir>/gitive/: what the last sync saw of each remote, for `doctor`
 
 
 def configure_remote(repo: pygit2.Repository, remote: str) -> None:
@@ -30,6 +36,73 @@ def configure_remote(repo: pygit2.Repository, remote: str) -> None:
 
 def missing_refspec(repo: pygit2.Repository, remote: str) -> bool:
     return fetch_refspec(remote) not in repos.config_all(repo, f"remote.{remote}.fetch")
+
+
+def plan_remotes(repo: pygit2.Repository) -> RemotePlan:
+    """The one decision of which remotes sync uses (see :func:`gitive.store.remotes.choose`)."""
+    names = repos.remotes(repo)
+    return choose(names, {n: repos.config_all(repo, f"remote.{n}.fetch") for n in names},
+                  repos.config_all(repo, KEY_REMOTE))
+
+
+def sync_remotes(repo: pygit2.Repository) -> list[str]:
+    return plan_remotes(repo).chosen
+
+
+def _results_path(repo: pygit2.Repository) -> Path:
+    return Path(repo.path) / "gitive" / RESULTS_FILE
+
+
+def last_results(repo: pygit2.Repository) -> dict[str, dict[str, Any]]:
+    """What the last sync saw of each remote: ``{remote: {at, pushed, rejected: [[ref, why]], unreachable}}``."""
+    try:
+        value = json.loads(_results_path(repo).read_text())
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def remember_results(repo: pygit2.Repository, results: dict[str, dict[str, Any]]) -> None:
+    """Merge this sync's per-remote outcome into :func:`last_results` (atomic replace; remotes not in
+    ``results`` keep what an earlier sync saw)."""
+    old = last_results(repo)
+    merged = old | {name: {**old.get(name, {}), "at": now_ms(), **value} for name, value in results.items()}
+    path = _results_path(repo)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(merged, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def probe(repo: pygit2.Repository, remote: str, patterns: list[str], timeout: float = 20) -> dict[str, str]:
+    """The remote's tips of refs matching ``patterns`` (``git ls-remote``): one round trip, no objects.
+
+    Raises:
+        RemoteError: the remote does not exist or cannot be reached.
+    """
+    url = repos.remote_url(repo, remote)
+    if url is None:
+        raise RemoteError(f"no remote named {remote!r}; see `git remote -v`")
+    try:
+        _, out, _ = git.run(["ls-remote", "--quiet", remote, *patterns], cwd=repo.path, timeout=timeout)
+    except GitCommandError as exc:
+        raise _reach_error(remote, url, exc) from None
+    tips = {}
+    for line in out.splitlines():
+        oid, _, name = line.partition("\t")
+        if name and not name.endswith("^{}"):
+            tips[name] = oid
+    return tips
+
+
+def tracked(repo: pygit2.Repository, remote: str, patterns: list[str]) -> dict[str, str]:
+    """What this repository last fetched of the remote's refs matching ``patterns`` (names as the remote
+    calls them), to compare with :func:`probe`."""
+    import fnmatch
+
+    prefix = f"{REMOTES_REF_PREFIX}{remote}/"
+    return {"refs/hive/" + name[len(prefix):]: tip for name, tip in refs.tips(repo, prefix).items()
+            if any(fnmatch.fnmatchcase("refs/hive/" + name[len(prefix):], p) for p in patterns)}
 
 
 def _reach_error(remote: str, url: str | None, exc: GitCommandError) -> RemoteError:

@@ -22,7 +22,7 @@ from gitive.errors import GitiveError, InvalidRecord, InviteError, NoTeam
 from gitive.store import logs, sync
 from gitive.store import repo as repos
 from gitive.team import invites
-from gitive.team.hive import KEY_FOUNDER, KEY_REMOTE, KEY_STORE, KEY_TEAM, Hive, open_hive
+from gitive.team.hive import KEY_FOUNDER, KEY_STORE, KEY_TEAM, Hive, open_hive
 
 
 def default_machine_name() -> str:
@@ -65,9 +65,8 @@ def _configure(project: pygit2.Repository, store: pygit2.Repository, team_id: st
     for repo in {project.path: project, store.path: store}.values():
         repos.config_set(repo, KEY_TEAM, team_id)
         repos.config_set(repo, KEY_FOUNDER, founder)
-        for remote in repos.remotes(repo):
+        for remote in repos.remotes(repo):  # every remote gets the hive refspec, so sync uses each of them
             sync.configure_remote(repo, remote)
-            repos.config_add(repo, KEY_REMOTE, remote)
     if store.path != project.path:
         repos.config_set(project, KEY_STORE, store.path)
 
@@ -197,5 +196,3 @@ def unjoin(hive: Hive) -> None:
         for remote in repos.remotes(repo):
             with contextlib.suppress(KeyError):
                 repo.config.delete_multivar(f"remote.{remote}.fetch", re.escape(sync.fetch_refspec(remote)))
-        with contextlib.suppress(KeyError):
-            repo.config.delete_multivar(KEY_REMOTE, ".*")
