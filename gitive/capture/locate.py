@@ -15,11 +15,8 @@ __all__ = ["Located", "find", "index_path", "project_id", "read_config", "read_c
 
 
 def index_path(found: Located) -> Path:
-    """Where gitive's index for this repository lives (in the team store's git dir)."""
-    config = read_config(found.common_dir)
-    store = config.get("hive.teamstore")
-    base = Path(store) if store else found.common_dir
-    return base / "gitive" / "index.sqlite"
+    """Where gitive's index for this repository lives (its common git dir, as ``Hive.index_path``)."""
+    return found.common_dir / "gitive" / "index.sqlite"
 
 
 def project_id(found: Located) -> str | None:

@@ -1,9 +1,11 @@
-"""The no-op ``gitive sync`` without importing Typer, pygit2 or PyNaCl (stdlib only).
+"""``gitive sync`` without importing Typer, pygit2 or PyNaCl (stdlib only), when that is possible.
 
-Most syncs find nothing new: the fetch moves no ref, every log tip equals the index's cursor, and the remote
-already has every one of this machine's refs. That case is answered here in a few tens of milliseconds.
-Anything else (a moved ref, a ref to push, a separate team store, an error, upkeep due) returns None and
-the full command runs, which repeats the (now cheap) fetch and does the real work.
+A running daemon answers ``gitive sync`` over its socket: it has git, the index and the verifier warm, so the
+command costs the interpreter and the daemon's own fetch and push. Without a daemon, a sync that finds
+nothing new (the fetch moves no ref, every log tip equals the index's cursor, the remote already has every one
+of this machine's refs) is answered here in a few tens of milliseconds. Anything else (a moved ref, a ref to
+push, a separate team store, an error, upkeep due) returns None and the full command runs, which repeats the
+(now cheap) fetch and does the real work.
 """
 
 from __future__ import annotations
@@ -47,15 +49,40 @@ def _upkeep_due(git_dir: Path) -> bool:
     return loose > LOOSE_OBJECTS_PACK_THRESHOLD or citations_due
 
 
+def _print(report: dict[str, object], lines: list[list[str]], as_json: bool) -> int:
+    if as_json:
+        sys.stdout.write(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    else:
+        sys.stdout.write("".join(text + "\n" for _, text in lines))
+    return 0 if report.get("ok") else 1
+
+
+def _by_daemon(found: locate.Located, as_json: bool) -> int | None:
+    """Let a running daemon do the sync (it has git and the index warm); None when none answers."""
+    from gitive.capture import daemon_client
+
+    if not (gitive_home() / daemon_client.SOCKET).exists():
+        return None
+    reply = daemon_client.request({"op": "sync", "repo": str(found.toplevel)}, budget=600)
+    if not reply or not reply.get("ok") or not isinstance(reply.get("report"), dict):
+        return None  # an old daemon, or one that failed: the full command runs and reports
+    return _print(reply["report"], reply.get("lines") or [], as_json)
+
+
 def try_noop(argv: list[str]) -> int | None:
-    """Run a sync that has nothing to do, or return None to let the full command run."""
+    """Run a sync through the daemon, or one that has nothing to do; None lets the full command run."""
     if argv not in (["sync"], ["sync", "--json"]):
         return None
     found = locate.find(os.getcwd())
     if found is None:
         return None
     config = locate.read_config_all(found.common_dir)
-    if not config.get("hive.team") or config.get("hive.teamstore") or _upkeep_due(found.common_dir):
+    if not config.get("hive.team"):
+        return None
+    answered = _by_daemon(found, "--json" in argv)
+    if answered is not None:
+        return answered
+    if config.get("hive.teamstore") or _upkeep_due(found.common_dir):
         return None
     remotes = choose_from_config(config).chosen
     index = found.common_dir / "gitive" / "index.sqlite"
@@ -90,7 +117,7 @@ def try_noop(argv: list[str]) -> int | None:
     if "--json" in argv:
         report = {"fetched": dict.fromkeys(remotes, 0), "received": 0, "problems": [],
                   "pushed": {r: [] for r in remotes}, "rejected": [], "unreachable": {}, "packed": False,
-                  "dropped": 0, "ok": True}
+                  "dropped": 0, "no_remote": [], "team": {"id": config["hive.team"][-1]}, "ok": True}
         sys.stdout.write(json.dumps(report, indent=2, sort_keys=True) + "\n")
     else:
         sys.stdout.write(f"fetched 0 changed refs from {len(remotes)} remote(s); received 0 new entries\n")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any
 
 import typer
 
-from gitive.cli.output import console, emit_json
+from gitive.cli.output import console, emit_json, escape
 
 
 def register(app: typer.Typer) -> None:
@@ -30,6 +31,8 @@ def who(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
 
     Example: gitive who --json
     """
+    from gitive.daemon import claims
+
     _, rows, _, _ = _directory()
     rows = sorted((r for r in rows if all_ or r["live"]), key=lambda r: (r["person"], r["name"]))
     if as_json:
@@ -38,12 +41,17 @@ def who(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
     if not rows:
         console.print("no live sessions (they appear once a harness with gitive hooks runs; `gitive sync` fetches "
                       "teammates')")
+    now = int(time.time() * 1000)
     for r in rows:
         where = f"{r.get('repo_label') or '?'}@{r.get('branch') or '?'}"
         doing = f" — {r['doing']}" if r.get("doing") else ""
         files = ", ".join((r.get("modified") or r.get("files") or [])[-3:])
-        console.print(f"{r['address']:<28} {r.get('harness') or '':<7} {r.get('turn') or '':<8} {where}{doing}"
-                      + (f"  [dim]{files}[/]" if files else ""))
+        console.print(escape(f"{r['address']:<28} {r.get('harness') or '':<7} {r.get('turn') or '':<8} "
+                             f"{where}{doing}") + (f"  [dim]{escape(files)}[/]" if files else ""))
+        for c in claims.active(r, now):
+            until = time.strftime("%H:%M", time.localtime(c["until"] / 1000))
+            note = f" — {c['note']}" if c.get("note") else ""
+            console.print(f"{'':<28} [yellow]claims[/] {escape(c['path'])} until {until}{escape(note)}")
     return 0
 
 
@@ -60,9 +68,9 @@ def send(
 
     Example: gitive send bob/api-claude "did you change the token format?"
     """
-    from gitive.daemon import control, mailbox
+    from gitive.daemon import mailbox
+    from gitive.daemon.service import push_own
     from gitive.errors import GitiveError
-    from gitive.index import sync as syncing
 
     hive, rows, persons, person = _directory()
     is_person = sender is None and sys.stderr.isatty()
@@ -74,10 +82,10 @@ def send(
         raise GitiveError("only a person at a terminal sends as …/terminal; scripts and agents use a session name")
     done = mailbox.send(hive, rows, persons, sender=sender or f"{person}/terminal", to=to, body=text,
                         from_person=is_person, reply_to=reply_to)
-    if not control.ask("sync", budget=30.0):
-        syncing.run(hive)  # no daemon: push it now
+    pushed = push_own(hive)  # out at once: the recipients' daemons see it at their next probe
     if as_json:
-        emit_json({"id": done.id, "recipients": [r._asdict() for r in done.recipients]})
+        emit_json({"id": done.id, "recipients": [r._asdict() for r in done.recipients],
+                   "pushed_to": sorted(r for r, res in pushed.items() if not res.rejected)})
     else:
         console.print(f"sent {done.id} to {', '.join(r.address for r in done.recipients)}; it arrives at their "
                       "next tool call or stop (or when their machine next syncs)")
@@ -85,15 +93,34 @@ def send(
 
 
 def inbox(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
-          sent: bool = typer.Option(False, "--sent", help="Show what this machine sent, with acks.")) -> int:
+          sent: bool = typer.Option(False, "--sent", help="Show what this machine sent, with acks."),
+          search: str | None = typer.Option(None, "--search", help="Search the messages you may read (received "
+                                                                  "here, sent by you) for these words."),
+          limit: int = typer.Option(20, "--limit", min=1, max=100, help="With --search: at most this many.")
+          ) -> int:
     """Messages for this machine's sessions (queued, delivered, read, held), or with --sent the ones you sent.
 
-    Example: gitive inbox --sent
+    With --search, the messages you may read that contain every word given (best match first, with a
+    snippet): those this machine's sessions received and those any of your machines sent.
+
+    Example: gitive inbox --search "token format"
     """
     from gitive.daemon import db as daemon_db
     from gitive.daemon import mailbox
     from gitive.index.refresh import fresh_index
     from gitive.team.hive import open_hive
+
+    if search is not None:
+        found = mailbox.search_for(open_hive(), search, limit)
+        if as_json:
+            emit_json(found)
+            return 0
+        if not found:
+            console.print("no message matches")
+        for r in found:
+            arrow = f"{r['from']} → {r['to']}"
+            console.print(f"{r['id']} {r['direction']:<8} {escape(arrow)}: {escape(r['snippet'])}")
+        return 0
 
     if sent:
         hive = open_hive()

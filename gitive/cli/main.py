@@ -103,9 +103,39 @@ def _crash_log(exc: BaseException) -> Path:
     return path
 
 
+def _announce_team() -> None:
+    """On a machine in several teams, say once on stderr which team this command acts for."""
+    from gitive.team import hive, registry
+
+    said: set[str] = set()
+
+    def announce(opened: hive.Hive) -> None:
+        if said:
+            return
+        teams = registry.load()
+        if len(teams) > 1:
+            said.add(opened.team_id)
+            name = (teams.get(opened.team_id) or {}).get("name") or "?"
+            print(f"team: {name} ({opened.team_id[:12]})", file=sys.stderr)
+
+    hive.on_open(announce)
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return the exit code: 0 ok, 1 a gitive error, 2 usage, 3 a bug, 130 interrupted."""
-    _register(_command_name(sys.argv[1:] if argv is None else argv))
+    command = _command_name(sys.argv[1:] if argv is None else argv)
+    _register(command)
+    if command not in ("mcp", "daemon", "init", "join", "attach", None):  # these name the team themselves
+        _announce_team()
+    try:
+        return _run(argv)
+    finally:
+        from gitive.team import hive
+
+        hive.on_open(None)
+
+
+def _run(argv: list[str] | None) -> int:
     try:
         result = app(args=argv, prog_name="gitive", standalone_mode=False)
     except typer.Exit as exc:

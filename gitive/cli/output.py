@@ -66,3 +66,10 @@ def ref_label(name: str) -> str:
     if parsed is None:
         return name
     return f"{parsed.source}:{short(parsed.machine)}/{parsed.log}"
+
+
+def escape(text: str) -> str:
+    """``text`` with Rich markup characters escaped, so a ref name or a remote's message prints as it is."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 import typer
 
@@ -16,6 +17,7 @@ def register(app: typer.Typer) -> None:
     app.command("init")(init)
     app.command("invite")(invite)
     app.command("join")(join)
+    app.command("attach")(attach)
     app.add_typer(team_app, name="team")
 
 
@@ -49,7 +51,14 @@ def init(
     console.print(f"Founded team [bold]{team_name}[/] ({done.team_id}) with {person} as founder.")
     if done.key_created:
         console.print("Created this machine's key (mode 0600).")
-    console.print(f"Team store: {done.store}; syncing with: {', '.join(done.remotes) or 'no remote yet'}.")
+    console.print(f"Team store: {done.store}; syncing with: {', '.join(done.remotes) or 'no remote'}.")
+    for where in done.unchecked:
+        console.print(f"[yellow]could not reach {where} to check that it holds no team yet[/]; if it does, "
+                      "teammates should `gitive join` it instead")
+    if not done.remotes:
+        console.print("[yellow]This repository has no remote, so no teammate can see the team yet:[/] add one "
+                      "(`git remote add origin URL`), then `gitive sync` and `gitive invite`.")
+        return 0
     console.print("Everyone who can read this repository's remote can read what gitive stores there.")
     console.print("Next: `gitive sync` to publish, then `gitive invite` to add a teammate.")
     return 0
@@ -74,6 +83,7 @@ def invite(
     from gitive.team.hive import open_hive
 
     hive = open_hive()
+    ops.require_remote(hive, "nobody could redeem an invite")
     with fresh_index(hive) as (conn, _):
         code, record = ops.create_invite(hive, conn, reusable=reusable, ttl_ms=int(days * 86_400_000),
                                          person=person)
@@ -91,19 +101,32 @@ def invite(
 
 
 def join(
-    code: str = typer.Argument(..., help="The invite code from `gitive invite`."),
-    person: str = typer.Option(..., "--person", help="Your name in the team: a-z, 0-9 and -, e.g. bob."),
+    code: str | None = typer.Argument(None, help="The invite code from `gitive invite` (none: attach this clone "
+                                               "to a team this machine is already in)."),
+    person: str | None = typer.Option(None, "--person", help="Your name in the team: a-z, 0-9 and -, e.g. bob."),
     machine: str | None = typer.Option(None, "--machine", help="This machine's name (default: hostname)."),
     team_remote: str | None = typer.Option(None, "--team-remote", help="The team's separate store, if any."),
+    team: str | None = typer.Option(None, "--team", help="Without a code: the team (name or id) to attach to."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Join a team with an invite code, in a clone of the team's repository.
 
+    On a machine that is already in the team, run it without a code (or run `gitive attach`) to add another
+    clone, of any repository: no invite is needed.
+
     Example: gitive join gitive-mfrgg... --person bob
     """
+    from gitive.errors import GitiveError
     from gitive.index.join import join as do_join
     from gitive.team import ops
 
+    if code is None:
+        if person or team_remote:
+            raise GitiveError("without a code, join attaches this clone to a team this machine is already in: "
+                              "drop --person/--team-remote, or pass the invite code")
+        return attach(team=team, source=None, as_json=as_json)
+    if person is None:
+        raise GitiveError("say who you are in the team: gitive join CODE --person NAME")
     done = do_join(None, code, person, machine or ops.default_machine_name(), team_remote)
     if as_json:
         emit_json({"team_id": done.team_id, "machine": done.machine, "person": done.person,
@@ -113,6 +136,49 @@ def join(
     for remote, ref, why in done.report.rejected:
         console.print(f"[red]push to {remote} refused {ref}: {why}[/]")
     return 0
+
+
+def attach(
+    team: str | None = typer.Option(None, "--team", help="The team (name or id prefix) when this machine is in "
+                                                         "several."),
+    source: str | None = typer.Option(None, "--from", help="A clone that is already in the team (to find it "
+                                                           "without --team)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> int:
+    """Add this clone, of any repository, to a team this machine already belongs to (no invite needed).
+
+    The clone shares the team's roster, mail and team lessons with the machine's other clones; its project
+    lessons stay in it and travel with its own remotes. Project membership is proposed as when you join.
+
+    Example: gitive attach --team acme
+    """
+    from gitive.index.join import attach as do_attach
+
+    done = do_attach(None, team, source)
+    if as_json:
+        emit_json({"team": {"id": done.team_id, "name": done.team_name}, "machine": done.machine,
+                   "person": done.person, "store": done.store, "project_role": done.project_role,
+                   "sync": done.report.as_dict()})
+        return 0 if done.report.ok else 1
+    console.print(f"Attached this clone to team [bold]{done.team_name or '?'}[/] ({done.team_id}) as "
+                  f"{done.person} (machine {short(done.machine)}); team store: {done.store}.")
+    if done.project_role:
+        console.print(f"Proposed you as {done.project_role} of this project"
+                      + (" (confirmed: it had no member yet)." if done.project_role == "owner" else
+                         "; a project owner confirms it with `gitive project confirm`."))
+    _print_sync_problems(done.report)
+    return 0 if done.report.ok else 1
+
+
+def _print_sync_problems(report: Any) -> None:
+    from gitive.index.sync import NO_REMOTE
+
+    if report.no_remote:
+        console.print(f"[yellow]{NO_REMOTE}[/]")
+    for remote, ref, why in report.rejected:
+        console.print(f"[red]push to {remote} refused {ref}: {why}[/]")
+    for remote, why in report.unreachable.items():
+        console.print(f"[red]{remote}[/]: {why}")
 
 
 @team_app.callback(invoke_without_command=True)

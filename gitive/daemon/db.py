@@ -20,6 +20,10 @@ CREATE TABLE IF NOT EXISTS notices(key TEXT PRIMARY KEY, session TEXT NOT NULL, 
     at INTEGER NOT NULL, state TEXT NOT NULL, inflight_at INTEGER);
 CREATE TABLE IF NOT EXISTS repos(path TEXT PRIMARY KEY, last_seen INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS mail_fts USING fts5(id UNINDEXED, direction UNINDEXED, sender, recipients,
+    body, at UNINDEXED, tokenize='porter unicode61');
+CREATE TABLE IF NOT EXISTS claims(session TEXT NOT NULL, path TEXT NOT NULL, until INTEGER NOT NULL,
+    note TEXT, PRIMARY KEY(session, path));
 """
 
 

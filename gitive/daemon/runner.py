@@ -1,7 +1,9 @@
 """Running the daemon: one per ``$GITIVE_HOME`` (a lock), a socket, a file watcher and the timers.
 
 Presence is refreshed when the event log changes (and every few seconds); sync runs on an interval (30 s by
-default) and soon after this machine writes to its own hive refs. State lives in SQLite and git, so a daemon
+default) and soon after this machine writes to its own hive refs. While a local session is live, the remotes'
+mail refs are probed every 2.5 s (``git ls-remote``, no objects) and a sync runs as soon as one moved, so a
+message arrives in seconds; with no live session only the interval applies. State lives in SQLite and git, so a daemon
 killed at any point restarts with nothing lost: undelivered items are still queued, in-flight ones reappear.
 """
 
@@ -19,7 +21,7 @@ from gitive.capture import events
 from gitive.core.clock import now_ms
 from gitive.core.home import ensure_home
 from gitive.daemon.server import Server
-from gitive.daemon.service import Service
+from gitive.daemon.service import PROBE_EVERY_S, Service
 from gitive.errors import GitiveError
 
 LOCK = "daemon.lock"
@@ -102,7 +104,7 @@ def run(interval: float = 30.0, repo: str | None = None) -> int:
     watched = [events.events_dir(), *[Path(h.store.path) / "refs" for h in service.hives().values()]]
     watcher = threading.Thread(target=_watch, args=(watched, stop, wake, flags), name="gitive-watch", daemon=True)
     watcher.start()
-    last_presence, last_discover = 0.0, now_ms()
+    last_presence, last_discover, last_probe = 0.0, now_ms(), 0.0
     try:
         while not stop.is_set():
             now = time.monotonic()
@@ -114,9 +116,19 @@ def run(interval: float = 30.0, repo: str | None = None) -> int:
             if flags.pop("refs", False):
                 time.sleep(LOCAL_CHANGE_SYNC_S)  # let a burst of local writes finish, then push them
                 service.sync(only_due=False)
+                last_probe = time.monotonic()  # that sync fetched too
             elif service.sync_due():
                 service.sync()
-            wake.wait(timeout=min(PRESENCE_EVERY_S, interval))
+                last_probe = time.monotonic()
+            elif service.live_sessions and now - last_probe >= PROBE_EVERY_S:
+                last_probe = now
+                moved = service.probe()
+                if moved:
+                    service.sync(only_due=False, stores=set(moved))
+            pause = min(PRESENCE_EVERY_S, interval)
+            if service.live_sessions:
+                pause = max(0.05, min(pause, last_probe + PROBE_EVERY_S - time.monotonic()))
+            wake.wait(timeout=pause)
             wake.clear()
     finally:
         server.shutdown()

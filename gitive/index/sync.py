@@ -39,6 +39,26 @@ class SyncReport:
                 "no_remote": self.no_remote, "team": self.team, "ok": self.ok}
 
 
+    def lines(self) -> list[tuple[str, str]]:
+        """What ``gitive sync`` prints, as (style, text) pairs: the CLI colours them, the daemon's answer to a
+        ``gitive sync`` sent over its socket is printed plain."""
+        from gitive.store.refs import parse_log_ref
+
+        out = [("", f"fetched {sum(self.fetched.values())} changed refs from {len(self.fetched)} remote(s); "
+                    f"received {self.received} new entries")]
+        for p in self.problems:
+            ref = parse_log_ref(p["source"])
+            where = f"{ref.source}:{ref.machine[:12]}/{ref.log}" if ref else p["source"]
+            seq = f" seq {p['seq']}" if p["seq"] else ""
+            out.append(("yellow", f"rejected {p['kind']} in {where}{seq}: {p['detail']}"))
+        out += [("", f"pushed {len(pushed)} refs to {remote}") for remote, pushed in self.pushed.items() if pushed]
+        out += [("red", f"{remote} refused {ref}: {why}") for remote, ref, why in self.rejected]
+        out += [("red", f"{remote}: {why}") for remote, why in self.unreachable.items()]
+        if self.no_remote:
+            out.append(("yellow", NO_REMOTE))
+        return out
+
+
 NO_REMOTE = ("this repository has no remote to sync with: add one (`git remote add origin URL`), then run "
              "`gitive sync`")
 

@@ -27,7 +27,8 @@ from gitive.errors import GitiveError
 
 T = TypeVar("T")
 
-TOOLS = ("search_memory", "get_lesson", "get_memory_context", "propose_lesson", "list_team", "who_knows")
+TOOLS = ("search_memory", "get_lesson", "get_memory_context", "propose_lesson", "list_team", "who_knows",
+         "send_message", "check_inbox", "search_mail", "claim_files")
 
 INSTRUCTIONS = """\
 gitive is this team's shared memory for coding agents, kept in git. A lesson is a short note an agent \
@@ -181,6 +182,34 @@ def build(repo: Path | str | None = None) -> MCPServer:
         from gitive.mcp import mail
 
         return _guarded(lambda: mail.check_inbox(repo, session=session, mark_read=mark_read, limit=limit))
+
+    @server.tool(annotations=READ_ONLY)
+    def search_mail(
+        query: Annotated[str, Field(description="Words the message contains (all must match).")],
+        limit: Limit = 10,
+    ) -> dict[str, Any]:
+        """Search the messages this machine may read: those its sessions received and those your person sent
+        from any machine. Best match first, each with a short snippet; check_inbox shows what waits for you."""
+        from gitive.mcp import mail
+
+        return _guarded(lambda: mail.search_mail(repo, query=query, limit=limit))
+
+    @server.tool(annotations=PROPOSE)
+    def claim_files(
+        paths: Annotated[list[str], Field(description="Files you are about to change, relative to the "
+                                                      "repository root (at most 32).")],
+        minutes: Annotated[int, Field(description="How long the claim holds: 1 to 480 minutes; 0 releases "
+                                                  "these files.")] = 30,
+        note: Annotated[str | None, Field(description="A few words on what you are doing.")] = None,
+        session: Annotated[str | None, Field(description="Your own session's address if several run here.")]
+        = None,
+    ) -> dict[str, Any]:
+        """Tell teammates' sessions you are changing these files (advisory: nothing is locked). They see it in
+        `gitive who` and get a notice if they edit a claimed file; the answer lists files others claimed."""
+        from gitive.mcp import claims
+
+        return _guarded(lambda: claims.claim_files(repo, paths=paths, minutes=minutes, note=note,
+                                                   session=session))
 
     @server.tool(annotations=READ_ONLY)
     def who_knows(query: Query = "", files: Files = None, limit: Limit = 10, offset: Offset = 0

@@ -67,5 +67,5 @@ def remotes(repo: pygit2.Repository) -> list[str]:
 def remote_url(repo: pygit2.Repository, name: str) -> str | None:
     try:
         return repo.remotes[name].url
-    except KeyError:
+    except (KeyError, ValueError):  # ValueError: pygit2's InvalidSpecError, a name no remote can have (a URL)
         return None

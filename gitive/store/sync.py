@@ -75,14 +75,13 @@ def remember_results(repo: pygit2.Repository, results: dict[str, dict[str, Any]]
 
 
 def probe(repo: pygit2.Repository, remote: str, patterns: list[str], timeout: float = 20) -> dict[str, str]:
-    """The remote's tips of refs matching ``patterns`` (``git ls-remote``): one round trip, no objects.
+    """The tips of refs matching ``patterns`` on ``remote`` (a remote's name or a URL), by ``git ls-remote``:
+    one round trip, no objects.
 
     Raises:
-        RemoteError: the remote does not exist or cannot be reached.
+        RemoteError: the remote cannot be reached (or is not a repository).
     """
-    url = repos.remote_url(repo, remote)
-    if url is None:
-        raise RemoteError(f"no remote named {remote!r}; see `git remote -v`")
+    url = repos.remote_url(repo, remote) or remote
     try:
         _, out, _ = git.run(["ls-remote", "--quiet", remote, *patterns], cwd=repo.path, timeout=timeout)
     except GitCommandError as exc:

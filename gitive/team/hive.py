@@ -8,6 +8,7 @@ index live in the clone's common git dir, never in one worktree's.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -85,17 +86,32 @@ class Hive:
         """Where project-scope records go: the project repository, or the team store if configured so."""
         return self.store if self.project_store_mode == "team" else self._project_common
 
+    @property
+    def personal_dir(self) -> Path:
+        """This team's personal store on this machine.
+
+        Personal entries are signed for one team, so each team a machine belongs to has its own store:
+        ``$GITIVE_HOME/personal.git`` for the first team that wrote one (as before several teams were
+        possible), ``$GITIVE_HOME/personal/<team-id>.git`` for every other team.
+        """
+        own = gitive_home() / "personal" / f"{self.team_id}.git"
+        legacy = gitive_home() / PERSONAL_STORE
+        if own.exists() or (legacy.exists() and gitdir.read_config(legacy).get(KEY_TEAM.lower()) != self.team_id):
+            return own
+        return legacy
+
     def personal_store(self, create: bool = False) -> pygit2.Repository | None:
-        """``$GITIVE_HOME/personal.git``: personal-scope records, never pushed to a shared remote."""
+        """This team's personal-scope records, never pushed to a shared remote (None until one is written)."""
         import pygit2
 
         from gitive.store import repo as repos
 
-        path = gitive_home() / PERSONAL_STORE
+        path = self.personal_dir
         if not path.exists():
             if not create:
                 return None
             ensure_home()
+            path.parent.mkdir(mode=0o700, exist_ok=True)
             repo = pygit2.init_repository(str(path), bare=True)
             repos.config_set(repo, KEY_TEAM, self.team_id)
             return repo
@@ -104,7 +120,7 @@ class Hive:
     def store_dirs(self) -> list[Path]:
         """The git dirs :meth:`stores` opens, without opening them (team store, project, personal store)."""
         found = [self.store_dir] if not self.separate_store else [self.store_dir, self.common_dir]
-        personal = gitive_home() / PERSONAL_STORE
+        personal = self.personal_dir
         return [*found, personal] if personal.exists() else found
 
     def stores(self) -> list[pygit2.Repository]:
@@ -132,7 +148,19 @@ class Hive:
 
     @property
     def index_path(self) -> Path:
-        return self.store_dir / "gitive" / "index.sqlite"
+        """One index per repository (its worktrees share it), a projection of exactly :meth:`stores`: two
+        repositories attached to one team never mix each other's project records, and a rebuild in either
+        gives what its incremental index holds."""
+        return self.common_dir / "gitive" / "index.sqlite"
+
+
+_observers: list[Callable[[Hive], None]] = []
+
+
+def on_open(callback: Callable[[Hive], None] | None) -> None:
+    """Call ``callback`` with every hive :func:`open_hive` opens from now on (None: stop). The CLI uses it to
+    name the team a command acts for."""
+    _observers[:] = [callback] if callback is not None else []
 
 
 def open_hive(path: Path | str | None = None) -> Hive:
@@ -158,4 +186,7 @@ def open_hive(path: Path | str | None = None) -> Hive:
         )
     store = config.get(KEY_STORE.lower())
     mode = config.get(KEY_PROJECT_STORE.lower())
-    return Hive(found.git_dir, found.common_dir, Path(store) if store else found.common_dir, team_id, founder, mode)
+    hive = Hive(found.git_dir, found.common_dir, Path(store) if store else found.common_dir, team_id, founder, mode)
+    for callback in _observers:
+        callback(hive)
+    return hive
