@@ -43,6 +43,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "project": ("project",),
     "index": ("index",),
     "server": ("server",),
+    "ui": ("ui",),
 }
 _GROUPS = {"daemon", "lessons", "review", "project", "index", "server"}  # modules that are one Typer group
 _registered: set[str] = set()
@@ -54,8 +55,8 @@ def _add(module_name: str) -> None:
     module = importlib.import_module(f"gitive.cli.{module_name}")
     if module_name in _GROUPS:
         app.add_typer(module.app, name=module_name)
-    elif module_name == "mcp":
-        app.command("mcp")(module.mcp)
+    elif module_name in ("mcp", "ui"):  # one command each, named like the module
+        app.command(module_name)(getattr(module, module_name))
     else:
         module.register(app)
 

@@ -146,30 +146,45 @@ def publish(hive: Hive, snap: dict[str, Any]) -> bool:
     return refs.set_if_equals(repo, name, old, commit, "gitive: presence")
 
 
-def peers(hive: Hive, members: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Peers' presence snapshots, verified (signed by their machine, which the roster admits and lists active)."""
-    out: dict[str, dict[str, Any]] = {}
+def _published(hive: Hive, include_self: bool) -> list[tuple[pygit2.Repository, str, str]]:
+    """(store, ref, tip) of every presence snapshot to read: this machine's own first when asked for."""
+    found = []
+    if include_self:
+        name = refs.presence_ref(hive.me)
+        tip = refs.tip(hive.store, name)
+        found += [(hive.store, name, tip)] if tip else []
     for repo in hive.shared_stores():
-        for ref, tip in refs.tips(repo, "refs/hive-remotes/").items():
-            machine = ref.rsplit("/", 1)[-1]
-            if "/presence/" not in ref or machine == hive.me or machine in out:
-                continue
-            member = members.get(machine)
-            if not member or not member["active"]:
-                continue
-            if not snapshots.signature_ok(repo, hive.team_id, "presence", machine, tip):
-                continue
-            try:
-                snap = canonical.loads(repo[repo[tip].tree[PRESENCE_FILE].id].data)
-            except Exception:  # a peer's malformed snapshot is ignored, never a crash
-                continue
-            if isinstance(snap, dict) and snap.get("machine") == machine:
-                snap["person"] = member["person"]  # the roster, not the peer, says whose machine it is
-                snap["machine_name"] = member["name"]
-                for s in snap.get("sessions") or []:
-                    if isinstance(s, dict) and isinstance(s.get("name"), str):
-                        s["address"] = f"{member['person']}/{s['name']}"
-                out[machine] = snap
+        found += [(repo, ref, tip) for ref, tip in refs.tips(repo, "refs/hive-remotes/").items()
+                  if "/presence/" in ref and ref.rsplit("/", 1)[-1] != hive.me]
+    return found
+
+
+def peers(hive: Hive, members: dict[str, dict[str, Any]], *, include_self: bool = False) -> list[dict[str, Any]]:
+    """Peers' presence snapshots, verified (signed by their machine, which the roster admits and lists active).
+
+    ``include_self`` adds this machine's own published snapshot (a read-only view of the whole team).
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for repo, ref, tip in _published(hive, include_self):
+        machine = ref.rsplit("/", 1)[-1]
+        if machine in out:
+            continue
+        member = members.get(machine)
+        if not member or not member["active"]:
+            continue
+        if not snapshots.signature_ok(repo, hive.team_id, "presence", machine, tip):
+            continue
+        try:
+            snap = canonical.loads(repo[repo[tip].tree[PRESENCE_FILE].id].data)
+        except Exception:  # a peer's malformed snapshot is ignored, never a crash
+            continue
+        if isinstance(snap, dict) and snap.get("machine") == machine:
+            snap["person"] = member["person"]  # the roster, not the peer, says whose machine it is
+            snap["machine_name"] = member["name"]
+            for s in snap.get("sessions") or []:
+                if isinstance(s, dict) and isinstance(s.get("name"), str):
+                    s["address"] = f"{member['person']}/{s['name']}"
+            out[machine] = snap
     return list(out.values())
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitive.core.clock import now_ms
 from gitive.errors import RemoteError
-from gitive.index import ingest
+from gitive.index import ingest, sync_history
 from gitive.index.bodies import drop_own_bodies
 from gitive.index.refresh import fresh_index
 from gitive.store import maintenance, sync
@@ -71,6 +72,9 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
         RemoteError: ``only`` names a remote that does not exist.
     """
     report = SyncReport(team={"id": hive.team_id})
+    started, before = now_ms(), sync_history.newest_entry(hive)
+    previous = sync_history.last_round(hive)
+    delays: list[int] = []
     reached: list[tuple[Any, str]] = []
     if only is not None and not any(only in repos.remotes(r) for r in hive.shared_stores()):
         raise RemoteError(f"no remote named {only!r}; see `git remote -v`")
@@ -89,6 +93,8 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
     with fresh_index(hive, progress) as (conn, ingested):
         report.received = ingested.received
         report.problems = ingested.problems
+        if previous is not None:
+            delays = sync_history.arrival_delays(conn, before, _me(hive), previous["at"], now_ms())
         if push:
             # A lesson retracted by its reviewer or owner: the author's machine drops the body it serves.
             report.dropped = drop_own_bodies(hive.stores(), hive.key, hive.team_id, hive.me, conn=conn)
@@ -107,6 +113,7 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
         if maintenance.needs_packing(maintenance.health(repo)):
             maintenance.pack(repo)
             report.packed = True
+    _history(hive, report, started, delays)
     return report
 
 
@@ -124,3 +131,22 @@ def _remember(hive: Hive, report: SyncReport, pushed: bool) -> None:
             outcome[remote] = entry
         if outcome:
             sync.remember_results(repo, outcome)
+
+
+def _me(hive: Hive) -> str | None:
+    from gitive.errors import KeyFileError
+
+    try:
+        return hive.me
+    except KeyFileError:
+        return None
+
+
+def _history(hive: Hive, report: SyncReport, started: int, delays: list[int]) -> None:
+    """One line of sync history for `gitive ui` (what moved, what failed, how old arrivals were)."""
+    sync_history.record(hive, {
+        "at": started, "ms": now_ms() - started, "ok": report.ok, "fetched": report.fetched,
+        "received": report.received, "pushed": sum(len(v) for v in report.pushed.values()),
+        "rejected": len(report.rejected), "unreachable": report.unreachable, "problems": len(report.problems),
+        "latency": sync_history.summary(delays),
+    })

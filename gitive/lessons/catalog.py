@@ -81,6 +81,11 @@ def listing(conn: sqlite3.Connection, *, states: tuple[str, ...] | None = None, 
     if scope:
         sql += " AND l.scope_kind = ?"
         args.append(scope)
+    if states:
+        # Held is derived from proposed by age: ask SQL for the stored states, tell held apart below.
+        stored = sorted({"proposed" if s == "held" else s for s in states})
+        sql += f" AND s.state IN ({', '.join('?' * len(stored))})"
+        args += stored
     sql += " ORDER BY l.at DESC"
     now = now_ms()
     out = []

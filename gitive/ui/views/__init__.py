@@ -1,0 +1,1 @@
+"""One module per dashboard view: ``collect`` reads (never writes) and returns the JSON, ``render`` the HTML."""
