@@ -2,7 +2,7 @@
 
 Presence is refreshed when the event log changes (and every few seconds); sync runs on an interval (30 s by
 default) and soon after this machine writes to its own hive refs. While a local session is live, the remotes'
-mail refs are probed every 2.5 s (``git ls-remote``, no objects) and a sync runs as soon as one moved, so a
+mail refs are probed every 2 s (``git ls-remote``, no objects) and a sync runs as soon as one moved, so a
 message arrives in seconds; with no live session only the interval applies. State lives in SQLite and git, so a daemon
 killed at any point restarts with nothing lost: undelivered items are still queued, in-flight ones reappear.
 """
@@ -64,7 +64,7 @@ def holder_pid(home: Path) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def _watch(paths: list[Path], stop: threading.Event, wake: threading.Event, flags: dict[str, bool]) -> None:
+def _watch(paths: list[Path], stop: threading.Event, wake: threading.Event, flags: dict[str, Any]) -> None:
     import watchfiles
 
     def interesting(change: Any, path: str) -> bool:
@@ -77,8 +77,9 @@ def _watch(paths: list[Path], stop: threading.Event, wake: threading.Event, flag
             for _, path in batch:
                 # Only this machine's own writes call for a push; fetched and pinned refs do not.
                 own = any(part in path for part in ("/refs/hive/logs/", "/refs/hive/bodies/", "/refs/hive/presence/"))
-                if own:
-                    flags["refs"] = True
+                if own:  # remember which store: only that team needs a sync
+                    stores = [str(p.parent) for p in paths if path.startswith(str(p) + os.sep)]
+                    flags.setdefault("refs", set()).update(stores or ["*"])
                 elif "/refs/" not in path and not path.endswith("packed-refs"):
                     flags["events"] = True
             wake.set()
@@ -97,7 +98,7 @@ def run(interval: float = 30.0, repo: str | None = None) -> int:
     serving = threading.Thread(target=server.serve_forever, name="gitive-socket", daemon=True)
     serving.start()
     stop, wake = threading.Event(), threading.Event()
-    flags: dict[str, bool] = {}
+    flags: dict[str, Any] = {}
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda *_: (stop.set(), wake.set()))
     events.events_dir().mkdir(parents=True, exist_ok=True)
@@ -113,9 +114,11 @@ def run(interval: float = 30.0, repo: str | None = None) -> int:
                 last_discover = now_ms()
                 service.refresh_presence()
                 last_presence = now
-            if flags.pop("refs", False):
+            if changed := flags.pop("refs", None):
                 time.sleep(LOCAL_CHANGE_SYNC_S)  # let a burst of local writes finish, then push them
-                service.sync(only_due=False)
+                changed |= flags.pop("refs", set())
+                stores = None if "*" in changed else {str(Path(c).resolve()) for c in changed}
+                service.sync(only_due=False, stores=stores)
                 last_probe = time.monotonic()  # that sync fetched too
             elif service.sync_due():
                 service.sync()

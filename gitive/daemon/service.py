@@ -26,7 +26,7 @@ from gitive.team.hive import Hive, open_hive
 
 PUBLISH_EVERY_MS = 15_000
 MAX_BACKOFF_S = 600
-PROBE_EVERY_S = 2.5  # while a local session is live: ask the remotes whether mail moved this often
+PROBE_EVERY_S = 2.0  # while a local session is live: ask the remotes whether mail moved this often
 MAIL_REFS = ["refs/hive/logs/*/mail"]  # what the probe asks about: every machine's mail log
 
 
@@ -39,6 +39,7 @@ class Service:
         self.last_publish: dict[str, int] = {}
         self._rules: Any = None
         self.live_sessions = 0  # this machine's live sessions at the last presence round
+        self.live_stores: set[str] = set()  # the team stores those sessions work for (the ones worth probing)
         self.requests = {"probe": 0, "fetch": 0, "push": 0}  # what this daemon asked of remotes, for its cost
 
     # --- repositories -------------------------------------------------------------------------------
@@ -99,7 +100,7 @@ class Service:
     def refresh_presence(self, force: bool = False) -> dict[str, Any]:
         """Recompute this machine's sessions, publish them (at most every 15 s), queue overlap notices."""
         result: dict[str, Any] = {}
-        live = 0
+        live, stores = 0, set()
         with self.lock, daemon_db.connect() as db:
             for store, hive in self.hives().items():
                 view = self._local_view(hive, db)
@@ -114,11 +115,13 @@ class Service:
                 if due and presence.publish(hive, snap):
                     self.last_publish[store] = now
                 live += len(sessions)
+                if sessions:
+                    stores.add(store)
                 _note_prompts(db, sessions, person)
                 directory = presence.directory(hive, snap, members)
                 overlap.notices(db, sessions, directory, person)
                 result[store] = {"sessions": len(sessions), "directory": directory}
-        self.live_sessions = live
+        self.live_sessions, self.live_stores = live, stores
         return result
 
     # --- sync --------------------------------------------------------------------------------------
@@ -128,7 +131,8 @@ class Service:
         return [s for s, hive in self.hives().items() if self.status.get(s, {}).get("next", 0) <= now]
 
     def probe(self) -> list[str]:
-        """The team stores whose remotes' mail refs moved since they were last fetched.
+        """The team stores (of teams a live session here works for) whose remotes' mail refs moved since they
+        were last fetched.
 
         One ``git ls-remote`` of the mail refs per remote: no objects move, so asking every few seconds
         while someone works costs the remote about what an HTTP HEAD does. A store backing off after
@@ -137,6 +141,8 @@ class Service:
         moved = []
         now = time.monotonic()
         for store, hive in self.hives().items():
+            if store not in self.live_stores:
+                continue  # no live session works for this team: its interval sync is enough
             state = self.status.setdefault(store, {"failures": 0, "next": 0.0})
             if state["failures"] and state["next"] > now:
                 continue

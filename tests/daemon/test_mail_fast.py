@@ -30,15 +30,15 @@ def test_a_message_arrives_in_seconds_at_the_default_interval(pair: list[Machine
         live.wait_for(lambda: (live.published_presence(remote, a) or {}).get("sessions"),
                       "a's presence on the remote")
         b.ok("sync")
+        live.wait_for(lambda: _status(a)["requests"]["probe"] >= 1, "a's daemon probing")
         started = time.monotonic()
         sent = b.json("send", "alice/a-claude", "are you on the auth branch?", "--from", "bob/b-claude")
         assert sent["pushed_to"] == ["origin"]  # out at once, no daemon on b needed
         assert queued(a, 1) == [sent["id"]]
         elapsed = time.monotonic() - started
-        # The interval is 30 s: only the probe can bring it this soon (2.5 s between probes, plus a sync).
+        # The interval is 30 s: only the probe can bring it this soon (2 s between probes, plus a sync).
         assert elapsed < 15, f"the message took {elapsed:.1f} s"
-        requests = _status(a)["requests"]
-        assert requests["probe"] >= 1 and requests["fetch"] >= 1
+        assert _status(a)["requests"]["fetch"] >= 1
 
 
 def test_an_idle_daemon_does_not_probe(pair: list[Machine]) -> None:
