@@ -203,6 +203,11 @@ def _print_status(found: dict[str, Any]) -> None:
             console.print(f"            [yellow]{hooks[key]}[/]")
     index = found["index"]
     console.print(f"index       {index['path'] or '-'}: " + ("readable" if index["readable"] else index["problem"]))
+    for plan in found.get("remotes") or []:
+        why = "as hive.remote names them" if plan["explicit"] else "every remote with the hive refspec"
+        left = plan["skipped"] + plan["without_refspec"]
+        console.print(f"remotes     sync uses {', '.join(plan['remotes']) or 'none'} ({why})"
+                      + (f"; not {', '.join(left)} (`gitive doctor` says why)" if left else ""))
     daemon = found["daemon"]
     console.print("daemon      " + ("running" if daemon["running"] else "not running")
                   + (f" ({daemon['problem']})" if daemon["problem"] else ""))

@@ -203,3 +203,11 @@ def test_an_attached_clone_reads_the_team_but_keeps_its_project(fleet: Fleet, ba
     else:  # project lessons stay with their repository and its remote
         assert alice.run("lessons", "show", lesson).code == 1
         assert any(log.startswith(f"{alice.id}/project-") for log in _hive_logs(tools_remote))
+
+
+def test_status_shows_the_remotes_sync_uses(fleet: Fleet, bare_remote: Path, make_bare) -> None:
+    alice = fleet.found(fleet.machine("laptop", bare_remote), "alice")
+    alice.git("remote", "add", "backup", str(make_bare("backup.git")))
+    [plan] = alice.json("status")["remotes"]
+    assert plan["remotes"] == ["origin"] and plan["without_refspec"] == ["backup"]
+    assert "sync uses origin (every remote with the hive refspec); not backup" in alice.ok("status").out
