@@ -16,14 +16,15 @@ def main() -> None:
 
         sys.stdout.write(f"gitive {__version__}\n")
         sys.exit(0)
-    from gitive.cli.fastsync import try_noop
+    if argv[:1] == ["sync"]:
+        from gitive.cli.fastsync import try_noop
 
-    try:
-        fast = try_noop(argv)
-    except Exception:  # the fast path is an optimisation: any surprise falls back to the full command
-        fast = None
-    if fast is not None:
-        sys.exit(fast)
+        try:
+            fast = try_noop(argv)
+        except Exception:  # the fast path is an optimisation: any surprise falls back to the full command
+            fast = None
+        if fast is not None:
+            sys.exit(fast)
     from gitive.cli.main import run
 
     sys.exit(run())

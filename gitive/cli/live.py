@@ -25,6 +25,18 @@ def _directory() -> tuple[Any, list[dict[str, Any]], set[str], str]:
     return team_view()
 
 
+def _directory_from_daemon() -> list[dict[str, Any]] | None:
+    """The directory as a running daemon sees it (it has pygit2 and the verifier warm), or None."""
+    import os
+
+    from gitive.capture import daemon_client
+    from gitive.store.gitdir import find
+
+    found = find(os.getcwd())
+    reply = daemon_client.request({"op": "who", "repo": str(found.toplevel)}, budget=10.0) if found else None
+    return reply["sessions"] if reply and reply.get("ok") and isinstance(reply.get("sessions"), list) else None
+
+
 def who(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
         all_: bool = typer.Option(False, "--all", help="Include sessions gone quiet.")) -> int:
     """Who is working where: live agent sessions across the team (after the last sync).
@@ -33,7 +45,9 @@ def who(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
     """
     from gitive.daemon import claims
 
-    _, rows, _, _ = _directory()
+    rows = _directory_from_daemon()
+    if rows is None:
+        _, rows, _, _ = _directory()
     rows = sorted((r for r in rows if all_ or r["live"]), key=lambda r: (r["person"], r["name"]))
     if as_json:
         emit_json(rows)

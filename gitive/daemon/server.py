@@ -26,6 +26,8 @@ def handle(service: Service, request: dict[str, Any]) -> dict[str, Any]:
         ids = [str(i) for i in request.get("ids") or []]
         return {"ok": True, "done": service.delivered(str(request.get("harness", "")),
                                                       str(request.get("session", "")), ids)}
+    if op == "who" and request.get("repo"):  # `gitive who` in that repository: the directory, read-only
+        return {"ok": True, "sessions": service.directory(str(request["repo"]))}
     if op == "who":
         result = service.refresh_presence()
         rows = [row for store in result.values() for row in store["directory"]]

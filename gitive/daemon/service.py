@@ -160,6 +160,14 @@ class Service:
                     break
         return moved
 
+    def directory(self, path: str) -> list[dict[str, Any]]:
+        """Every known session of the team of the repository at ``path``, as ``team_view`` sees it (read-only).
+
+        Raises:
+            NoTeam: this machine is not an active member of that team.
+        """
+        return team_view(path).directory
+
     def push_now(self, path: str) -> dict[str, Any]:
         """Push the own refs of the hive at ``path`` at once (a message was just written)."""
         hive = open_hive(path)
