@@ -102,7 +102,9 @@ def run(interval: float = 30.0, repo: str | None = None) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda *_: (stop.set(), wake.set()))
     events.events_dir().mkdir(parents=True, exist_ok=True)
-    watched = [events.events_dir(), *[Path(h.store.path) / "refs" for h in service.hives().values()]]
+    repos = service.repo_hives().values()
+    watched = [events.events_dir(), *dict.fromkeys([*[Path(h.store.path).resolve() / "refs" for h in repos],
+                                                    *[h.common_dir.resolve() / "refs" for h in repos]])]
     watcher = threading.Thread(target=_watch, args=(watched, stop, wake, flags), name="gitive-watch", daemon=True)
     watcher.start()
     last_presence, last_discover, last_probe = 0.0, now_ms(), 0.0

@@ -64,7 +64,15 @@ class Service:
                 self.add_repo(repo)
 
     def hives(self) -> dict[str, Hive]:
-        """One hive per team store (several repositories of one team share it)."""
+        """One hive per team store (several repositories of one team share it): presence, mail, probes."""
+        out: dict[str, Hive] = {}
+        for hive in self.repo_hives().values():
+            out.setdefault(store_key(hive), hive)
+        return out
+
+    def repo_hives(self) -> dict[str, Hive]:
+        """One hive per repository served, keyed as :func:`sync_key`: what sync covers (a repository attached
+        to a team keeps its project records in itself, with its own remotes)."""
         out: dict[str, Hive] = {}
         with daemon_db.connect() as db:
             paths = [r[0] for r in db.execute("SELECT path FROM repos ORDER BY last_seen DESC")]
@@ -73,7 +81,7 @@ class Service:
                 hive = open_hive(path)
             except (GitiveError, OSError):
                 continue
-            out.setdefault(str(Path(hive.store.path).resolve()), hive)
+            out.setdefault(sync_key(hive), hive)
         return out
 
     # --- presence and notices -----------------------------------------------------------------------
@@ -128,7 +136,7 @@ class Service:
 
     def sync_due(self) -> list[str]:
         now = time.monotonic()
-        return [s for s, hive in self.hives().items() if self.status.get(s, {}).get("next", 0) <= now]
+        return [s for s in self.repo_hives() if self.status.get(s, {}).get("next", 0) <= now]
 
     def probe(self) -> list[str]:
         """The team stores (of teams a live session here works for) whose remotes' mail refs moved since they
@@ -143,7 +151,7 @@ class Service:
         for store, hive in self.hives().items():
             if store not in self.live_stores:
                 continue  # no live session works for this team: its interval sync is enough
-            state = self.status.setdefault(store, {"failures": 0, "next": 0.0})
+            state = self.status.setdefault(sync_key(hive), {"failures": 0, "next": 0.0})
             if state["failures"] and state["next"] > now:
                 continue
             repo = hive.store
@@ -177,14 +185,14 @@ class Service:
         """Sync every hive (or those due, or ``stores``); an unreachable remote backs off, doubling up to 10
         minutes."""
         out = {}
-        for store, hive in self.hives().items():
-            state = self.status.setdefault(store, {"failures": 0, "next": 0.0})
-            if stores is not None and store not in stores:
+        for key, hive in self.repo_hives().items():
+            state = self.status.setdefault(key, {"failures": 0, "next": 0.0})
+            if stores is not None and key not in stores and store_key(hive) not in stores:
                 continue
             if only_due and state["next"] > time.monotonic():
                 continue
-            self._sync_one(store, hive)
-            out[store] = dict(state)
+            self._sync_one(key, hive)
+            out[key] = dict(state)
         return out
 
     def sync_repo(self, path: str) -> Any:
@@ -199,9 +207,9 @@ class Service:
         self.add_repo(path)
         with self.lock:
             record_if_due(hive)  # as `gitive sync` does: settled citations go out with this sync
-        report = self._sync_one(str(Path(hive.store.path).resolve()), hive)
+        report = self._sync_one(sync_key(hive), hive)
         if report is None:
-            raise GitiveError(self.status[str(Path(hive.store.path).resolve())].get("error", "sync failed"))
+            raise GitiveError(self.status[sync_key(hive)].get("error", "sync failed"))
         return report
 
     def _sync_one(self, store: str, hive: Hive) -> Any:
@@ -300,7 +308,7 @@ class Service:
         return {"pid": os.getpid(), "started": self.started, "interval": self.interval,
                 "live_sessions": self.live_sessions, "requests": dict(self.requests),
                 "hives": {s: {k: v for k, v in st.items() if k != "next"} for s, st in self.status.items()},
-                "repos": [str(Path(h.project.workdir or h.project.path)) for h in self.hives().values()]}
+                "repos": [str(Path(h.project.workdir or h.project.path)) for h in self.repo_hives().values()]}
 
 
 class TeamView(NamedTuple):
@@ -327,6 +335,15 @@ def team_view(repo: str | os.PathLike[str] | None = None) -> TeamView:
     members, person, _, snap = view
     return TeamView(hive, presence.directory(hive, snap, members), {m["person"] for m in members.values()},
                     person)
+
+
+def store_key(hive: Hive) -> str:
+    return str(Path(hive.store.path).resolve())
+
+
+def sync_key(hive: Hive) -> str:
+    """The team store's path, or for a repository attached to a team (separate store) its own git dir."""
+    return str(hive.common_dir.resolve()) if hive.separate_store else store_key(hive)
 
 
 def push_own(hive: Hive) -> dict[str, sync.PushResult]:
