@@ -26,7 +26,7 @@ def doctor(as_json: bool = typer.Option(False, "--json", help="Print problems as
     with fresh_index(hive) as (conn, _):
         found = diagnose(hive, conn)
     if as_json:
-        emit_json({"ok": not found, "problems": found, "remotes": remote_plans(hive)})
+        emit_json({"ok": not found, "problems": found, "remotes": remote_plans(hive), "team": {"id": hive.team_id}})
         return 1 if found else 0
     for plan in remote_plans(hive):
         why = "as hive.remote names them" if plan["explicit"] else "every remote with the hive refspec"

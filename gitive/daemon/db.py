@@ -27,11 +27,17 @@ CREATE TABLE IF NOT EXISTS claims(session TEXT NOT NULL, path TEXT NOT NULL, unt
 """
 
 
+_READY: set[str] = set()  # databases this process has already brought to the schema
+
+
 @contextmanager
 def connect() -> Iterator[sqlite3.Connection]:
-    conn = sqlite3.connect(ensure_home() / "daemon.sqlite", timeout=10, isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.executescript(SCHEMA)
+    path = ensure_home() / "daemon.sqlite"
+    conn = sqlite3.connect(path, timeout=10, isolation_level=None)
+    if str(path) not in _READY or not path.exists():
+        conn.execute("PRAGMA journal_mode=WAL")  # persistent: once per database is enough
+        conn.executescript(SCHEMA)
+        _READY.add(str(path))
     try:
         yield conn
     finally:

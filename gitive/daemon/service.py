@@ -204,7 +204,8 @@ class Service:
         from gitive.capture.outcomes import record_if_due
 
         hive = open_hive(path)
-        self.add_repo(path)
+        if sync_key(hive) not in self.status:  # a repository this daemon did not serve yet
+            self.add_repo(path)
         with self.lock:
             record_if_due(hive)  # as `gitive sync` does: settled citations go out with this sync
         report = self._sync_one(sync_key(hive), hive)

@@ -54,7 +54,7 @@ def _results_path(repo: pygit2.Repository) -> Path:
 
 
 def last_results(repo: pygit2.Repository) -> dict[str, dict[str, Any]]:
-    """What the last sync saw of each remote: ``{remote: {at, pushed, rejected: [[ref, why]], unreachable}}``."""
+    """What the last sync saw of each remote: ``{remote: {since, pushed, rejected: [[ref, why]], unreachable}}``."""
     try:
         value = json.loads(_results_path(repo).read_text())
     except (OSError, ValueError):
@@ -64,9 +64,17 @@ def last_results(repo: pygit2.Repository) -> dict[str, dict[str, Any]]:
 
 def remember_results(repo: pygit2.Repository, results: dict[str, dict[str, Any]]) -> None:
     """Merge this sync's per-remote outcome into :func:`last_results` (atomic replace; remotes not in
-    ``results`` keep what an earlier sync saw)."""
+    ``results`` keep what an earlier sync saw). ``since`` is when a remote's outcome last changed; a sync that
+    sees what the last one saw writes nothing."""
     old = last_results(repo)
-    merged = old | {name: {**old.get(name, {}), "at": now_ms(), **value} for name, value in results.items()}
+    merged = dict(old)
+    for name, value in results.items():
+        before = {k: v for k, v in old.get(name, {}).items() if k != "since"}
+        outcome = {**before, **value}
+        merged[name] = {**outcome, "since": old[name]["since"] if outcome == before and "since" in old.get(name, {})
+                        else now_ms()}
+    if merged == old:
+        return
     path = _results_path(repo)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
