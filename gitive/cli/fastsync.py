@@ -12,21 +12,23 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
-import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import quote
+from typing import Any
 
 from gitive.capture import locate
 from gitive.core.home import gitive_home
-from gitive.store.git import no_git_env  # stdlib only: the one place that decides a git child's environment
 from gitive.store.gitdir import hive_tips
 from gitive.store.remotes import choose_from_config
 
 
-def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str] | None:
+def _git(args: list[str], cwd: Path) -> Any:
+    import subprocess
+
+    # stdlib only: the one place that decides a git child's environment
+    from gitive.store.git import no_git_env
+
     try:
         return subprocess.run(["git", *args], cwd=cwd, env=no_git_env(), capture_output=True, text=True,
                               stdin=subprocess.DEVNULL, timeout=120)
@@ -101,6 +103,9 @@ def try_noop(argv: list[str]) -> int | None:
             for remote in remotes:
                 if tips.get(f"refs/hive-remotes/{remote}/{name[len('refs/hive/'):]}") != tip:
                     return None
+    import sqlite3
+    from urllib.parse import quote
+
     try:
         conn = sqlite3.connect(f"file:{quote(str(index))}?mode=ro", uri=True, timeout=1)
         try:
