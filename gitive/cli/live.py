@@ -125,37 +125,32 @@ def inbox(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
     from gitive.team.hive import open_hive
 
     if search is not None:
-        found = mailbox.search_for(open_hive(), search, limit)
-        if as_json:
-            emit_json(found)
-            return 0
-        if not found:
-            console.print("no message matches")
-        for r in found:
-            arrow = f"{r['from']} → {r['to']}"
-            console.print(f"{r['id']} {r['direction']:<8} {escape(arrow)}: {escape(r['snippet'])}")
-        return 0
-
+        return _listing(mailbox.search_for(open_hive(), search, limit), as_json, "no message matches",
+                        lambda r: f"{r['id']} {r['direction']:<8} {escape(r['from'] + ' → ' + r['to'])}: "
+                                  f"{escape(r['snippet'])}")
     if sent:
         hive = open_hive()
         with fresh_index(hive) as (conn, _):
             rows = mailbox.sent(conn, hive.me)
-        if as_json:
-            emit_json(rows)
-        for r in [] if as_json else rows:
-            acks = ", ".join(f"{a['state']} by {a['session']}" for a in r["acks"]) or "no ack yet"
-            console.print(f"{r['id']} to {r['to']}: {r['body'][:60]}  [dim]{acks}[/]")
-        return 0
+        return _listing(rows, as_json, "nothing sent from this machine yet", lambda r: (
+            f"{r['id']} to {escape(r['to'])}: {escape(r['body'][:60])}  [dim]"
+            + (", ".join(f"{a['state']} by {a['session']}" for a in r["acks"]) or "no ack yet") + "[/]"))
     with daemon_db.connect() as db:
         rows = mailbox.received(db)
+    return _listing(rows, as_json, "no messages", lambda r: (
+        f"{r['id']} {r['state']:<9} {escape(r['from'] + ' → ' + r['to_session'])}: {escape(r['body'][:70])}"
+        + (f"  [yellow]{escape(r['reason'])}[/]" if r["reason"] else "")))
+
+
+def _listing(rows: list[dict[str, Any]], as_json: bool, empty: str, line: Any) -> int:
+    """Print ``rows`` as JSON, or one ``line(row)`` each (``empty`` when there is none)."""
     if as_json:
         emit_json(rows)
         return 0
     if not rows:
-        console.print("no messages")
+        console.print(empty)
     for r in rows:
-        console.print(f"{r['id']} {r['state']:<9} {r['from']} → {r['to_session']}: {r['body'][:70]}"
-                      + (f"  [yellow]{r['reason']}[/]" if r["reason"] else ""))
+        console.print(line(r))
     return 0
 
 

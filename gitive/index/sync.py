@@ -79,6 +79,7 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
     if only is not None and not any(only in repos.remotes(r) for r in hive.shared_stores()):
         raise RemoteError(f"no remote named {only!r}; see `git remote -v`")
     for repo in hive.shared_stores():
+        sync.migrate_config(repo)
         names = sync.sync_remotes(repo)
         if only is not None:
             names = [only] if only in repos.remotes(repo) else []

@@ -9,6 +9,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 KEY_REMOTE = "hive.remote"  # multi-valued; when set, exactly these remotes sync
+# Versions before 2026-12 wrote hive.remote themselves (every remote at init) and never told anyone to set it,
+# so a value in a config without this version is theirs, not a person's choice: it is ignored, and the next
+# sync removes it (every remote it named has the hive refspec, so nothing stops syncing).
+KEY_CONFIG_VERSION = "hive.configVersion"
+CONFIG_VERSION = 2
 REMOTES_PREFIX = "refs/hive-remotes/"
 
 
@@ -43,9 +48,18 @@ def choose(names: list[str], fetch_specs: dict[str, list[str]], configured: list
     return RemotePlan(with_refspec, False, [], [n for n in names if n not in with_refspec], [])
 
 
+def chosen_by_person(configured: list[str], version: str | None) -> list[str]:
+    """The ``hive.remote`` values that are a person's choice (see ``KEY_CONFIG_VERSION``)."""
+    try:
+        return configured if version is not None and int(version) >= CONFIG_VERSION else []
+    except ValueError:
+        return []
+
+
 def choose_from_config(config: dict[str, list[str]]) -> RemotePlan:
     """:func:`choose` over a config read by ``gitdir.read_config_all`` (keys lower-cased, names kept)."""
     names = list(dict.fromkeys(k[len("remote."):-len(".url")] for k in config
                                if k.startswith("remote.") and k.endswith(".url")))
     specs = {n: config.get(f"remote.{n}.fetch", []) for n in names}
-    return choose(names, specs, config.get(KEY_REMOTE, []))
+    version = (config.get(KEY_CONFIG_VERSION.lower()) or [None])[-1]
+    return choose(names, specs, chosen_by_person(config.get(KEY_REMOTE, []), version))

@@ -19,10 +19,18 @@ from gitive.core.clock import now_ms
 from gitive.errors import GitCommandError, RemoteError
 from gitive.store import git, refs
 from gitive.store import repo as repos
-from gitive.store.remotes import KEY_REMOTE, RemotePlan, choose, fetch_refspec
+from gitive.store.remotes import (
+    CONFIG_VERSION,
+    KEY_CONFIG_VERSION,
+    KEY_REMOTE,
+    RemotePlan,
+    choose,
+    chosen_by_person,
+    fetch_refspec,
+)
 
-__all__ = ["KEY_REMOTE", "PushResult", "RemotePlan", "configure_remote", "fetch", "fetch_refspec", "last_results",
-           "plan_remotes", "probe", "push", "remember_results", "sync_remotes", "tracked"]
+__all__ = ["KEY_CONFIG_VERSION", "KEY_REMOTE", "PushResult", "RemotePlan", "configure_remote", "fetch", "fetch_refspec", "last_results",
+           "migrate_config", "plan_remotes", "probe", "push", "remember_results", "sync_remotes", "tracked"]
 
 RESULTS_FILE = "remotes.json"  # <git dir>/gitive/: what the last sync saw of each remote, for `doctor`
 
@@ -41,8 +49,21 @@ def missing_refspec(repo: pygit2.Repository, remote: str) -> bool:
 def plan_remotes(repo: pygit2.Repository) -> RemotePlan:
     """The one decision of which remotes sync uses (see :func:`gitive.store.remotes.choose`)."""
     names = repos.remotes(repo)
-    return choose(names, {n: repos.config_all(repo, f"remote.{n}.fetch") for n in names},
-                  repos.config_all(repo, KEY_REMOTE))
+    configured = chosen_by_person(repos.config_all(repo, KEY_REMOTE), repos.config_get(repo, KEY_CONFIG_VERSION))
+    return choose(names, {n: repos.config_all(repo, f"remote.{n}.fetch") for n in names}, configured)
+
+
+def migrate_config(repo: pygit2.Repository) -> bool:
+    """Drop a ``hive.remote`` an earlier version wrote and stamp the config version; true when it changed.
+
+    Idempotent; a config already at this version is left as it is.
+    """
+    if repos.config_get(repo, KEY_CONFIG_VERSION) is not None:
+        return False
+    if repos.config_all(repo, KEY_REMOTE):
+        repo.config.delete_multivar(KEY_REMOTE, ".*")
+    repos.config_set(repo, KEY_CONFIG_VERSION, str(CONFIG_VERSION))
+    return True
 
 
 def sync_remotes(repo: pygit2.Repository) -> list[str]:

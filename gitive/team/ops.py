@@ -67,6 +67,8 @@ def _configure(project: pygit2.Repository, store: pygit2.Repository, team_id: st
         repos.config_set(repo, KEY_FOUNDER, founder)
         for remote in repos.remotes(repo):  # every remote gets the hive refspec, so sync uses each of them
             sync.configure_remote(repo, remote)
+        if repo.path == project.path:  # a separate store migrates at its first sync
+            sync.migrate_config(repo)  # stamps the version: a hive.remote set from now on is a person's choice
     if store.path != project.path:
         repos.config_set(project, KEY_STORE, store.path)
 
@@ -256,7 +258,7 @@ def unjoin(hive: Hive, *, project_only: bool = False) -> None:
     """Undo :func:`join_hive` (or :func:`attach_hive` with ``project_only``: the team store is shared with the
     machine's other clones and stays as it is), so a failed join leaves the repository as it was."""
     for repo in [hive.project] if project_only else hive.shared_stores():
-        for key in (KEY_TEAM, KEY_FOUNDER, KEY_STORE):
+        for key in (KEY_TEAM, KEY_FOUNDER, KEY_STORE, sync.KEY_CONFIG_VERSION):
             with contextlib.suppress(KeyError):
                 del repo.config[key]
         for remote in repos.remotes(repo):

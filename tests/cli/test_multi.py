@@ -211,3 +211,18 @@ def test_status_shows_the_remotes_sync_uses(fleet: Fleet, bare_remote: Path, mak
     [plan] = alice.json("status")["remotes"]
     assert plan["remotes"] == ["origin"] and plan["without_refspec"] == ["backup"]
     assert "sync uses origin (every remote with the hive refspec); not backup" in alice.ok("status").out
+
+
+def test_a_hive_remote_an_older_version_wrote_is_migrated(fleet: Fleet, bare_remote: Path, make_bare) -> None:
+    alice = fleet.found(fleet.machine("laptop", bare_remote), "alice")
+    # as versions before 2026-12 left the config: hive.remote = every remote at init, no config version
+    alice.git("config", "--unset", "hive.configVersion")
+    alice.git("config", "--add", "hive.remote", "origin")
+    mirror = make_bare("mirror.git")
+    alice.git("remote", "add", "mirror", str(mirror))
+    alice.git("config", "--add", "remote.mirror.fetch", "+refs/hive/*:refs/hive-remotes/mirror/*")
+    assert set(alice.run("doctor", "--json").json()["remotes"][0]["remotes"]) == {"origin", "mirror"}
+    assert set(alice.json("sync")["fetched"]) == {"origin", "mirror"}
+    config = alice.config()
+    assert "hive.remote=" not in config and "hive.configversion=2" in config
+    assert refs.log_ref(alice.id, "roster") in fixtures.ref_tips(mirror)
