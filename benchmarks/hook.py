@@ -24,7 +24,13 @@ What it does:
    self time (median over the runs), the hook's own cumulative import time, and any imported top-level
    package outside the standard library and gitive (the hot path must import only the standard library).
 
-Targets: hook p50 ≤ 3 × the bare interpreter's p50, hook p95 ≤ 150 ms. On a machine whose load average is above
+4. The same runs again with a real daemon (``python -m gitive.daemon``) for the hook's ``GITIVE_HOME`` and a
+   teammate's message queued for each run's session (written into the daemon's inbox as its screening leaves
+   it): the hook's path with a queued item (connect, ask, read, print, acknowledge), and how many runs carried
+   the message.
+
+Targets: hook p50 ≤ 3 × the bare interpreter's p50, hook p95 ≤ 150 ms, with and without a queued item, and the
+message carried in every run. On a machine whose load average is above
 its core count, absolute times are inflated; the ratio is the figure to trust then.
 """
 
@@ -183,27 +189,81 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def measure(work: Path, hook_home: Path, runs: int) -> dict[str, Any]:
-    """Interleaved runs of the hook and of the bare interpreter; counts how many runs injected a lesson."""
+def queue_message(hook_home: Path, run: int) -> None:
+    """A teammate's message waiting for the session of ``run``, as the daemon's screening leaves it."""
+    import sqlite3
+
+    db = sqlite3.connect(hook_home / "daemon.sqlite", timeout=10, isolation_level=None)
+    try:
+        session = json.loads(payload(Path("/"), run, ["x"]))["session_id"]
+        db.execute("INSERT OR REPLACE INTO sessions VALUES (?, 'claude', ?, ?, NULL, 1, 1)",
+                   (f"claude:{session}", session, f"bench-{run}"))
+        db.execute("INSERT OR REPLACE INTO inbox (id, sender, sender_machine, to_session, body, from_person, state, "
+                   "received_at) VALUES (?, 'bob/api-claude', ?, ?, ?, 0, 'queued', 1)",
+                   (f"01BENCH{run:019d}", "b" * 64, f"bench-{run}",
+                    "did you change the token format? the payments tests fail on my side since this morning"))
+    finally:
+        db.close()
+
+
+@contextlib.contextmanager
+def real_daemon(work: Path, hook_home: Path) -> Any:
+    """``python -m gitive.daemon`` for the hook's ``GITIVE_HOME``, answering on its socket once idle."""
+    env = hook_env(hook_home)
+    log = open(hook_home / "daemon.log", "ab")  # noqa: SIM115 - handed to the child
+    # Started outside the repository, it serves no hive: its sync and presence work (which run beside the
+    # socket, not on a hook's path) stay out of the figures; the hook's path through it is the real one.
+    proc = subprocess.Popen([sys.executable, "-m", "gitive.daemon", "--interval", "3600"], cwd=hook_home, env=env,
+                            stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    log.close()
+    # Idle: it answers three presence questions in a row within 50 ms (its first sync and presence are done).
+    idle = [sys.executable, "-c", "import time; from gitive.daemon import control\n"
+            "for _ in range(3):\n    t = time.perf_counter(); ok = control.ask('who', budget=10.0)\n"
+            "    if not ok or time.perf_counter() - t > 0.05: raise SystemExit(1)\n    time.sleep(0.2)"]
+    try:
+        deadline = time.monotonic() + 120
+        while subprocess.run(idle, env=env, capture_output=True).returncode != 0:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the daemon did not come up, or never went idle")
+            time.sleep(0.5)
+        yield proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def measure(work: Path, hook_home: Path, runs: int, queued: bool = False) -> dict[str, Any]:
+    """Interleaved runs of the hook and of the bare interpreter; counts how many runs injected a lesson (and,
+    with ``queued``, delivered the teammate's message a real daemon held for the session)."""
     shutil.rmtree(hook_home, ignore_errors=True)
+    if queued:  # the daemon needs the machine's own home (its key, its teams): a copy of alice's
+        shutil.copytree(work.parent / "home", hook_home, symlinks=True,
+                        ignore=shutil.ignore_patterns("events", "sessions", "daemon.*"))
+    hook_home.mkdir(parents=True, exist_ok=True)
     env = hook_env(hook_home)
     hook = [str(hook_script()), "claude", "post-tool"]
     bare = [sys.executable, "-c", "pass"]
     paths = files()
-    for n in range(3):  # warm the page cache and the index file
-        once(bare, work, env, b"")
-        once(hook, work, env, payload(work, 10_000 + n, paths))
-    hook_times, bare_times, hook_cpu, bare_cpu, injected = [], [], [], [], 0
-    for n in range(runs):
-        seconds, cpu, _ = once(bare, work, env, b"")
-        bare_times.append(seconds)
-        bare_cpu.append(cpu)
-        seconds, cpu, out = once(hook, work, env, payload(work, n, paths))
-        hook_times.append(seconds)
-        hook_cpu.append(cpu)
-        injected += "<team-memory " in out
+    with real_daemon(work, hook_home) if queued else contextlib.nullcontext():
+        for n in range(3):  # warm the page cache and the index file
+            once(bare, work, env, b"")
+            if queued:
+                queue_message(hook_home, 10_000 + n)
+            once(hook, work, env, payload(work, 10_000 + n, paths))
+        hook_times, bare_times, hook_cpu, bare_cpu, injected, delivered = [], [], [], [], 0, 0
+        for n in range(runs):
+            seconds, cpu, _ = once(bare, work, env, b"")
+            bare_times.append(seconds)
+            bare_cpu.append(cpu)
+            if queued:
+                queue_message(hook_home, n)
+            seconds, cpu, out = once(hook, work, env, payload(work, n, paths))
+            hook_times.append(seconds)
+            hook_cpu.append(cpu)
+            injected += "<team-memory " in out
+            delivered += "<team-message " in out
     return {"hook": hook_times, "bare": bare_times, "hook_cpu": hook_cpu, "bare_cpu": bare_cpu,
-            "injected": injected, "runs": runs}
+            "injected": injected, "delivered": delivered, "runs": runs, "queued": queued}
 
 
 def import_profile(work: Path, hook_home: Path, repeats: int = 5) -> dict[str, Any]:
@@ -241,8 +301,11 @@ def report(meta: dict[str, Any], target: Path, figures: dict[str, Any], profile:
     print(f"data      {meta['lessons']:,} lessons ({', '.join(f'{n:,} {s}' for s, n in meta['states'].items())}), "
           f"written through propose + review in {meta['write_seconds']} s ({meta['ms_per_lesson']} ms a lesson; "
           f"cached at {target})")
-    print(f"runs      {figures['runs']} interleaved pairs after 3 warm-ups; the hook injected a lesson in "
-          f"{figures['injected']} of {figures['runs']}")
+    what = "with a queued message, real daemon" if figures["queued"] else "no daemon"
+    print(f"runs      {what}: {figures['runs']} interleaved pairs after 3 warm-ups; the hook injected a lesson in "
+          f"{figures['injected']} of {figures['runs']}"
+          + (f" and delivered the message in {figures['delivered']} of {figures['runs']}" if figures["queued"]
+             else ""))
     print(f"bare      `{Path(sys.executable).name} -c pass`          p50 {c.ms(b50)}  p95 {c.ms(b95)}")
     print(f"hook      `gitive-hook claude post-tool` (Edit)  p50 {c.ms(h50)}  p95 {c.ms(h95)}")
     hc, bc = statistics.median(figures["hook_cpu"]), statistics.median(figures["bare_cpu"])
@@ -264,6 +327,10 @@ def report(meta: dict[str, Any], target: Path, figures: dict[str, Any], profile:
         print(f"          packages outside the standard library: {foreign}  "
               f"[{'ok' if not profile['foreign'] else 'hot path must be stdlib only'}]")
     print(f"machine   before: {before}; after: {after}")
+    if figures["queued"]:
+        ok = ok and figures["delivered"] == figures["runs"]
+        print(f"delivery  {figures['delivered']} of {figures['runs']} runs carried the message  [target: every run: "
+              f"{c.target(figures['delivered'] == figures['runs'])}]")
     return ok
 
 
@@ -293,6 +360,11 @@ def main(argv: list[str] | None = None) -> int:
         with c.step("import profile"):
             profile = import_profile(work, hook_home)
     report(meta, target, figures, profile, before, c.load())
+    print()
+    before = c.load()
+    with c.step(f"{args.runs} interleaved runs with a message queued by a real daemon"):
+        queued = measure(work, target / "hq", args.runs, queued=True)  # a short home: the socket path
+    report(meta, target, queued, None, before, c.load())
     return 0
 
 

@@ -109,6 +109,7 @@ def show_context(text: str) -> None:
 
 def memory_and_mail(alice: Machine, bob: Machine, carol: Machine) -> None:
     step("Alice's agent learns something and proposes a lesson (it cannot approve it)")
+    hook(alice, "session-start", {"hook_event_name": "SessionStart", "source": "startup"})
     (alice.clone / "payments").mkdir()
     (alice.clone / "payments" / "client.py").write_text("RETRIES = 3  # the sandbox drops about 1 in 20 calls\n")
     alice.git("add", ".")
@@ -117,7 +118,7 @@ def memory_and_mail(alice: Machine, bob: Machine, carol: Machine) -> None:
     lesson = alice.gitive("lessons", "propose", "--kind", "Gotcha", "--text",
                           "The payments sandbox drops about 1 in 20 calls: keep RETRIES at 3 or the "
                           "integration tests flake.", "--applicability", "editing payments/ or its tests",
-                          "-e", "file:payments/client.py", "-e", "commit:HEAD", "--session", "alice/demo-claude",
+                          "-e", "file:payments/client.py", "-e", "commit:HEAD", "--session", "alice/alice-clone-claude",
                           show=True).stdout.strip()
     step("Alice (the project's owner) confirms Bob as a project member; Bob reviews the lesson at his terminal")
     at_terminal(alice, "project", "confirm", "bob")

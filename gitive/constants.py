@@ -7,6 +7,7 @@ MAX_SKEW_MS = 86_400_000  # entries stamped more than a day ahead are refused
 MAX_ENTRY_BYTES = 96 * 1024  # a message body may be 64 KiB; the rest is envelope
 MAX_NAME_LEN = 64
 ENTRY_FILE = "entry.json"
+MAX_BODY_BYTES = 64 * 1024  # a lesson body is at most 1,200 characters of text, plus its applicability and quote
 
 LOG_REF_PREFIX = "refs/hive/logs/"
 BODIES_REF_PREFIX = "refs/hive/bodies/"
@@ -24,6 +25,9 @@ PROJECT_LOG_PREFIX = "project-"
 # Repository upkeep: pack when loose objects or refs pile up (costs measured in ECOSYSTEM-NOTES).
 LOOSE_OBJECTS_PACK_THRESHOLD = 2_000
 LOOSE_REFS_PACK_THRESHOLD = 200
+# Upkeep (pack, and prune gitive's own garbage) runs when loose objects grew by this much since it last ran:
+# about 125 lessons' worth, so garbage (mostly replaced 7 KB root trees of body snapshots) stays ~1 MB.
+UPKEEP_LOOSE_GROWTH = 1_000
 
 INVITE_DEFAULT_TTL_MS = 7 * 86_400_000
 CAS_RETRIES = 50

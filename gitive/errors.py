@@ -48,3 +48,7 @@ class RemoteError(GitiveError):
 
 class RaceLost(GitiveError):
     """A compare-and-swap ref update kept losing to other writers."""
+
+
+class RefLocked(RaceLost):
+    """A ref stays locked by another process (named in the message when gitive recorded it)."""

@@ -145,6 +145,28 @@ def stop(machine: Machine, session: str, active: bool = False) -> dict[str, Any]
             "stop_hook_active": active}
 
 
+def start_session(machine: Machine, session: str = "s1", prompt: str | None = None) -> str:
+    """A Claude Code session of ``machine``'s through the real hook (in-process): its start, an optional
+    prompt and one edit; returns the address this machine knows it by (``person/name``)."""
+    hook(machine, "session-start", session_start(machine, session))
+    if prompt is not None:
+        hook(machine, "prompt", {"session_id": session, "cwd": str(machine.clone),
+                                 "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+    hook(machine, "post-tool", edit(machine, session, "README"))
+    return session_address(machine, session)
+
+
+def session_address(machine: Machine, session: str, harness: str = "claude") -> str:
+    """The address (``person/name``) ``machine`` knows its harness session ``session`` by."""
+    from gitive.daemon.service import team_view
+
+    with on(machine):
+        view = team_view(machine.clone)  # names this machine's sessions, as presence does
+    with contextlib.closing(daemon_db(machine)) as db:
+        [(name,)] = db.execute("SELECT name FROM sessions WHERE key = ?", (f"{harness}:{session}",)).fetchall()
+    return f"{view.person}/{name}"
+
+
 def hook(machine: Machine, kind: str, payload: dict[str, Any], harness: str = "claude") -> str:
     """Run ``gitive-hook <harness> <kind>`` in-process as ``machine``; return what it would print."""
     from gitive.capture import hook as hook_module

@@ -1,35 +1,49 @@
 """Asking the local daemon for items queued for a session, within a hard time budget (stdlib only).
 
-A hook must never wait on a slow daemon: no socket, a refused connection, or no answer in time all mean
-"nothing queued". The wire format is one JSON object per line.
+A hook must never wait on a slow daemon: no socket, a refused connection, a stopped daemon, or no answer in
+time all mean "nothing queued". The wire format is one JSON object per line. ``socket`` is imported only
+when ``daemon.sock`` exists: a machine without a daemon does not pay for it.
 """
 
 from __future__ import annotations
 
 import json
-import socket
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitive.core.home import gitive_home
+
+if TYPE_CHECKING:
+    from gitive.capture.deadline import Deadline
 
 SOCKET = "daemon.sock"
 
 
-def request(message: dict[str, Any], budget: float = 0.15) -> dict[str, Any] | None:
-    """Send one request and read one reply line, or None when the daemon does not answer in ``budget``."""
+def _within(budget: float, deadline: Deadline | None) -> float:
+    return budget if deadline is None else min(budget, deadline.left())
+
+
+def request(message: dict[str, Any], budget: float = 0.15, deadline: Deadline | None = None
+            ) -> dict[str, Any] | None:
+    """Send one request and read one reply line, or None when the daemon does not answer in time.
+
+    Connecting, sending and reading share one budget: ``budget`` seconds, and never past ``deadline``.
+    """
     path = gitive_home() / SOCKET
-    if not path.exists():
+    budget = _within(budget, deadline)
+    if budget <= 0 or not path.exists():
         return None
-    deadline = time.monotonic() + budget
+    import socket
+
+    end = time.monotonic() + budget
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(budget)
             sock.connect(str(path))
-            sock.sendall(json.dumps(message).encode() + b"\n")
+            _send(sock, json.dumps(message).encode() + b"\n", end)
             buf = b""
             while not buf.endswith(b"\n"):
-                left = deadline - time.monotonic()
+                left = end - time.monotonic()
                 if left <= 0:
                     return None
                 sock.settimeout(left)
@@ -43,17 +57,31 @@ def request(message: dict[str, Any], budget: float = 0.15) -> dict[str, Any] | N
         return None
 
 
-def notify(message: dict[str, Any], budget: float = 0.05) -> bool:
+def notify(message: dict[str, Any], budget: float = 0.05, deadline: Deadline | None = None) -> bool:
     """Send one request without waiting for the reply (a confirmation must not add to a hook's wait)."""
     path = gitive_home() / SOCKET
-    if not path.exists():
+    budget = _within(budget, deadline)
+    if budget <= 0 or not path.exists():
         return False
+    import socket
+
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(budget)
             sock.connect(str(path))
-            sock.sendall(json.dumps(message).encode() + b"\n")
+            _send(sock, json.dumps(message).encode() + b"\n", time.monotonic() + budget)
             sock.shutdown(socket.SHUT_WR)
         return True
     except OSError:
         return False
+
+
+def _send(sock: Any, data: bytes, end: float) -> None:
+    """``sendall`` against the shared end time (a stopped daemon's full buffer must not stretch it)."""
+    view = memoryview(data)
+    while view:
+        left = end - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the daemon does not read")
+        sock.settimeout(left)
+        view = view[sock.send(view):]

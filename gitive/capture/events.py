@@ -1,8 +1,10 @@
 """The local event log: normalized JSONL under ``$GITIVE_HOME/events/`` (stdlib only: hooks write it).
 
 Full content stays on this machine; :func:`metadata_only` is the projection any shared feature may use.
-Appends hold an ``flock`` so hooks of parallel sessions never interleave lines; the log rotates at
-``ROTATE_BYTES`` and keeps at most ``KEEP_BYTES`` in all, oldest files dropped first.
+Each event is one ``write`` of a whole line to a file opened ``O_APPEND``, which the kernel never interleaves
+with another appender's, so appending takes no lock and a stopped process cannot hold one against a hook.
+The log rotates at ``ROTATE_BYTES`` and keeps at most ``KEEP_BYTES`` in all, oldest files dropped first;
+rotating takes a lock without waiting, and whoever does not get it leaves the rotation to its holder.
 """
 
 from __future__ import annotations
@@ -87,7 +89,10 @@ def make(action: str, *, harness: str | None = None, session: str | None = None,
 
 
 def _rotate(directory: Path, current: Path) -> None:
-    if current.stat().st_size < ROTATE_BYTES:
+    try:
+        if current.stat().st_size < ROTATE_BYTES:
+            return
+    except FileNotFoundError:  # rotated a moment ago; the next append creates it
         return
     current.rename(directory / f"events-{time.time_ns()}.jsonl")
     rotated = sorted(directory.glob("events-*.jsonl"))
@@ -114,17 +119,31 @@ def append(event: dict[str, Any]) -> dict[str, Any]:
         line = json.dumps(clean, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     directory = events_dir()
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    current = directory / CURRENT
+    # a lone surrogate (valid in JSON input) becomes its JSON escape again, so the line stays UTF-8
+    data = (line + "\n").encode("utf-8", "backslashreplace")
+    fd = os.open(current, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        written = os.write(fd, data)  # one write: whole, or (disk full) short and then skipped by readers
+        size = os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+    if written == len(data) and size >= ROTATE_BYTES:
+        _rotate_if_free(directory)
+    return clean
+
+
+def _rotate_if_free(directory: Path) -> None:
+    """Rotate unless another process is rotating (or stopped while rotating): never wait for it."""
     with open(directory / ".lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            current = directory / CURRENT
-            fd = os.open(current, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            with os.fdopen(fd, "a", encoding="utf-8") as fh:
-                fh.write(line + "\n")
-            _rotate(directory, current)
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return
+        try:
+            _rotate(directory, directory / CURRENT)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
-    return clean
 
 
 def read(*, since_ms: int = 0, session: str | None = None, actions: tuple[str, ...] | None = None
@@ -135,7 +154,7 @@ def read(*, since_ms: int = 0, session: str | None = None, actions: tuple[str, .
     for path in [*files, directory / CURRENT]:
         if not path.exists():
             continue
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8", errors="replace") as fh:  # a torn line must not end the read
             for line in fh:
                 try:
                     event = json.loads(line)

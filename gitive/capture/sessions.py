@@ -1,6 +1,8 @@
 """Per-session memory of the hooks: which lessons a session was shown (each at most once) and its files.
 
-One small JSON file per session under ``$GITIVE_HOME/sessions/``, rewritten under a lock (stdlib only).
+One small JSON file per session under ``$GITIVE_HOME/sessions/``, rewritten under a lock (stdlib only). A hook
+never waits for that lock past its deadline: a holder that was stopped (or is slow) costs this call its
+lessons, never its answer.
 """
 
 from __future__ import annotations
@@ -9,12 +11,18 @@ import fcntl
 import hashlib
 import json
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitive.core.home import gitive_home
+
+if TYPE_CHECKING:
+    from gitive.capture.deadline import Deadline
+
+_POLL_S = 0.002
 
 
 def _path(harness: str, session: str) -> Path:
@@ -22,13 +30,34 @@ def _path(harness: str, session: str) -> Path:
     return gitive_home() / "sessions" / f"{harness}-{digest}.json"
 
 
+def _lock(fd: int, deadline: Deadline | None) -> bool:
+    """Take the lock, waiting at most until ``deadline`` (None: as long as it takes)."""
+    if deadline is None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return True
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            left = deadline.left()
+            if left <= 0:
+                return False
+            time.sleep(min(_POLL_S, left))
+
+
 @contextmanager
-def state(harness: str, session: str) -> Iterator[dict[str, Any]]:
-    """Yield the session's state for reading and changing; it is saved on exit (atomically)."""
+def state(harness: str, session: str, deadline: Deadline | None = None) -> Iterator[dict[str, Any] | None]:
+    """Yield the session's state for reading and changing; it is saved on exit (atomically).
+
+    Yields None when the lock could not be had before ``deadline``: the caller then changes nothing.
+    """
     path = _path(harness, session)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     with open(path.with_suffix(".lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not _lock(lock.fileno(), deadline):
+            yield None
+            return
         try:
             try:
                 data = json.loads(path.read_text())

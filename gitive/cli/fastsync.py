@@ -37,18 +37,14 @@ def _git(args: list[str], cwd: Path) -> Any:
 
 
 def _upkeep_due(git_dir: Path) -> bool:
-    from gitive.constants import LOOSE_OBJECTS_PACK_THRESHOLD
+    from gitive.store import maintenance  # stdlib only at import: the same schedule the full sync keeps
 
-    try:
-        loose = len(os.listdir(git_dir / "objects" / "17")) * 256
-    except OSError:
-        loose = 0
     stamp = gitive_home() / "citations-checked"
     try:
         citations_due = time.time() * 1000 - int(stamp.read_text()) >= 3_600_000
     except (OSError, ValueError):
         citations_due = True
-    return loose > LOOSE_OBJECTS_PACK_THRESHOLD or citations_due
+    return maintenance.due(git_dir) or citations_due
 
 
 def _print(report: dict[str, object], lines: list[list[str]], as_json: bool) -> int:

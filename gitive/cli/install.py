@@ -71,6 +71,8 @@ def install(
             kept = report.git_hooks["chained"].get(hook)
             console.print(f"git hook {hook}: {path}" + (f" (runs the existing hook, kept at {kept}, first)"
                                                         if kept else ""))
+    for step in report.steps:
+        console.print(f"[yellow]next step:[/] {step}")
     return 0
 
 
@@ -191,8 +193,9 @@ def _print_status(found: dict[str, Any]) -> None:
         line = "   ".join(f"{part} {_mark(p['works'], p['installed'])} ({p['path']})" for part, p in parts.items())
         console.print(f"{name:<11} {line}")
         for p in parts.values():
-            if p["problem"]:
-                console.print(f"            [yellow]{p['problem']}[/]")
+            for note in (p["problem"], p.get("warning")):
+                if note:
+                    console.print(f"            [yellow]{note}[/]")
     hooks = found["git_hooks"]
     console.print(f"git hooks   {hooks['dir']}")
     for hook, info in hooks["hooks"].items():

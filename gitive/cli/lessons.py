@@ -12,11 +12,13 @@ app = typer.Typer(help="Lessons the team's agents learned: propose, list, show, 
                   no_args_is_help=True)
 
 _KIND_HELP = "Convention, Correction, Gotcha, Decision, Routing or Preference."
+_SYMPTOM_HELP = ("How the problem shows up (repeatable, at most 8): an error line, or a question this lesson "
+                 "answers, worded as someone stuck would ask it.")
 
 
 def _propose(kind: str, text: str, applicability: str, evidence: list[str], tags: list[str], scope: str,
              quote: str | None, speaker: str | None, about: str | None, supersedes: str | None,
-             session: str | None, as_json: bool) -> int:
+             session: str | None, as_json: bool, symptoms: list[str] | None = None) -> int:
     from gitive.index.refresh import fresh_index
     from gitive.lessons import catalog
     from gitive.lessons.propose import make_quote, propose
@@ -27,7 +29,7 @@ def _propose(kind: str, text: str, applicability: str, evidence: list[str], tags
         old = catalog.resolve_id(conn, supersedes) if supersedes else None
         done = propose(hive, conn, kind=kind, text=text, applicability=applicability,
                        quote=make_quote(quote, speaker, about), evidence=evidence, tags=tags, scope=scope,
-                       supersedes=old, session=session)
+                       supersedes=old, session=session, symptoms=symptoms)
     if as_json:
         emit_json(done._asdict())
         return 0
@@ -53,14 +55,16 @@ def propose_cmd(
     speaker: str | None = typer.Option(None, "--speaker", help="Who said the quoted words."),
     about: str | None = typer.Option(None, "--about", help="Whom the quote is about, if not the speaker."),
     session: str | None = typer.Option(None, "--session", help="Proposing session's address, e.g. alice/api."),
+    symptom: list[str] = typer.Option([], "--symptom", help=_SYMPTOM_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Propose a lesson (agents may; only a person can make it verified). Prints its id.
 
     Example: gitive lessons propose --kind Gotcha --text "Run make gen after editing api.proto"
-    --evidence file:api.proto --evidence commit:HEAD
+    --evidence file:api.proto --evidence commit:HEAD --symptom "ImportError: cannot import name 'OrderV2'"
     """
-    return _propose(kind, text, applicability, evidence, tag, scope, quote, speaker, about, None, session, as_json)
+    return _propose(kind, text, applicability, evidence, tag, scope, quote, speaker, about, None, session, as_json,
+                    symptom)
 
 
 @app.command("supersede")
@@ -74,13 +78,15 @@ def supersede_cmd(
     scope: str = typer.Option("project", "--scope", help="personal, project or team."),
     quote: str | None = typer.Option(None, "--quote", help="The words a person said."),
     speaker: str | None = typer.Option(None, "--speaker", help="Who said them."),
+    symptom: list[str] = typer.Option([], "--symptom", help=_SYMPTOM_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Propose a lesson that replaces another; the old one is superseded once the new one is verified.
 
     Example: gitive lessons supersede 3f1c9a0b --kind Convention --text "Use ruff, not flake8" -e file:pyproject.toml
     """
-    return _propose(kind, text, applicability, evidence, tag, scope, quote, speaker, None, old, None, as_json)
+    return _propose(kind, text, applicability, evidence, tag, scope, quote, speaker, None, old, None, as_json,
+                    symptom)
 
 
 @app.command("list")
@@ -144,21 +150,28 @@ def search_cmd(
     query: str = typer.Argument("", help="What you are looking for, in your own words."),
     files: list[str] = typer.Option([], "--files", help="Files you are working on (repeatable)."),
     proposed: bool = typer.Option(False, "--proposed", help="Include lessons not reviewed yet (labelled)."),
+    rephrase: list[str] = typer.Option([], "--rephrase", help="Another wording of the question (repeatable, "
+                                                               "up to 4); the rankings are fused."),
     limit: int = typer.Option(10, "--limit", min=1, max=100, help="At most this many."),
     as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> int:
     """Find the lessons most relevant to a question and the files in play (verified ones only by default).
 
-    Example: gitive lessons search "tests hang on CI" --files tests/conftest.py
+    Example: gitive lessons search "tests hang on CI" --files tests/conftest.py --rephrase "pytest never exits"
     """
     from gitive.index.refresh import fresh_index
+    from gitive.lessons import semantic
     from gitive.lessons.recall import search
     from gitive.team.hive import open_hive
 
     hive = open_hive()
+    dense = semantic.for_repo(hive.project)
     with fresh_index(hive) as (conn, _):
         found = search(conn, query, files=files, project=hive.project_id,
-                       include_proposed=proposed, limit=limit, repo=hive.project)
+                       include_proposed=proposed, limit=limit, repo=hive.project, rephrasings=rephrase,
+                       semantic=dense)
+    if dense is not None and dense.problem:
+        typer.echo(f"# {dense.problem}", err=True)
     if as_json:
         emit_json(found)
     elif not found:

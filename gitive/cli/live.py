@@ -78,7 +78,7 @@ def send(
     reply_to: str | None = typer.Option(None, "--reply-to", help="The id of the message this answers."),
     as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> int:
-    """Send a message to a session of the team; it arrives at that session's next tool call or stop.
+    """Send a message to a session of the team; it arrives at that session's next tool call or start.
 
     Example: gitive send bob/api-claude "did you change the token format?"
     """
@@ -102,7 +102,7 @@ def send(
                    "pushed_to": sorted(r for r, res in pushed.items() if not res.rejected)})
     else:
         console.print(f"sent {done.id} to {', '.join(r.address for r in done.recipients)}; it arrives at their "
-                      "next tool call or stop (or when their machine next syncs)")
+                      "next tool call or session start (or when their machine next syncs)")
     return 0
 
 
@@ -188,5 +188,5 @@ def release(message: str = typer.Argument(..., help="The id of a held message.")
     person = team_view().person
     with daemon_db.connect() as db:
         count = mailbox.release(db, message, person)
-    console.print(f"released {message} to {count} session(s); it arrives at the next tool call or stop")
+    console.print(f"released {message} to {count} session(s); it arrives at the next tool call or session start")
     return 0

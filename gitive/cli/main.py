@@ -44,8 +44,10 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "index": ("index",),
     "server": ("server",),
     "ui": ("ui",),
+    "learn": ("learn",),
+    "skills": ("skills",),
 }
-_GROUPS = {"daemon", "lessons", "review", "project", "index", "server"}  # modules that are one Typer group
+_GROUPS = {"daemon", "lessons", "review", "project", "index", "server", "skills"}  # modules that are one Typer group
 _registered: set[str] = set()
 
 

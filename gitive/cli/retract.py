@@ -44,10 +44,11 @@ def retract(
 
 
 def gc(as_json: bool = typer.Option(False, "--json", help="Print what was done as JSON.")) -> int:
-    """Prune objects nothing refers to any more, such as the bodies of retracted lessons.
+    """Pack every hive store and delete gitive's own unreachable objects now, such as retracted bodies.
 
-    Runs `git gc --prune=now` after expiring the reflogs of hive refs. Objects your branches, tags, stashes
-    or reflogs still reach are kept.
+    Sync does this on its own schedule (keeping what is younger than five minutes, which a concurrent writer
+    may be about to use); gc does it now, after a full repack, keeping only what is younger than ten seconds. Only objects gitive wrote are deleted: whatever your branches, tags, stashes,
+    reflogs or index reach is kept, and your own unreachable objects are left to git's usual expiry.
 
     Example: gitive gc
     """
@@ -55,10 +56,12 @@ def gc(as_json: bool = typer.Option(False, "--json", help="Print what was done a
     from gitive.team.hive import open_hive
 
     hive = open_hive()
-    done = [maintenance.prune(repo) for repo in hive.stores()]
+    done = [(repo.path, maintenance.prune(repo)) for repo in hive.stores()]
     if as_json:
-        emit_json({"pruned": done})
+        emit_json({"pruned": [{"store": path, "deleted": r.pruned, "loose_before": r.before.loose_objects,
+                               "loose_after": r.after.loose_objects} for path, r in done]})
     else:
-        for path in done:
-            console.print(f"pruned unreachable objects in {path}")
+        for path, r in done:
+            console.print(f"{path}: packed; deleted {r.pruned} unreachable gitive objects "
+                          f"(about {r.before.loose_objects} loose objects before, {r.after.loose_objects} after)")
     return 0

@@ -14,7 +14,8 @@ CREATE TABLE IF NOT EXISTS sessions(key TEXT PRIMARY KEY, harness TEXT NOT NULL,
 CREATE TABLE IF NOT EXISTS inbox(id TEXT NOT NULL, sender TEXT NOT NULL, sender_machine TEXT NOT NULL,
     to_session TEXT NOT NULL, body TEXT NOT NULL, from_person INTEGER NOT NULL, reply_to TEXT,
     state TEXT NOT NULL, reason TEXT, received_at INTEGER NOT NULL, inflight_at INTEGER,
-    delivered_at INTEGER, read_at INTEGER, ack_signed TEXT, PRIMARY KEY(id, to_session));
+    delivered_at INTEGER, read_at INTEGER, ack_signed TEXT, sent_upto INTEGER NOT NULL DEFAULT 0,
+    parts_done INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(id, to_session));
 CREATE INDEX IF NOT EXISTS inbox_session ON inbox(to_session, state);
 CREATE TABLE IF NOT EXISTS notices(key TEXT PRIMARY KEY, session TEXT NOT NULL, text TEXT NOT NULL,
     at INTEGER NOT NULL, state TEXT NOT NULL, inflight_at INTEGER);
@@ -30,6 +31,22 @@ CREATE TABLE IF NOT EXISTS claims(session TEXT NOT NULL, path TEXT NOT NULL, unt
 _READY: set[str] = set()  # databases this process has already brought to the schema
 
 
+# Columns added after the first release (an older database gets them at its next open), with the value an
+# older row reads as.
+ADDED = (("inbox", "sent_upto", "INTEGER NOT NULL DEFAULT 0"),  # characters of a split message delivered
+         ("inbox", "parts_done", "INTEGER NOT NULL DEFAULT 0"))  # parts of it delivered
+
+
+def _add_columns(conn: sqlite3.Connection) -> None:
+    for table, column, kind in ADDED:
+        if column not in {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}:
+            try:
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+            except sqlite3.OperationalError as exc:  # another process added it first
+                if "duplicate column" not in str(exc):
+                    raise
+
+
 @contextmanager
 def connect() -> Iterator[sqlite3.Connection]:
     path = ensure_home() / "daemon.sqlite"
@@ -37,6 +54,7 @@ def connect() -> Iterator[sqlite3.Connection]:
     if str(path) not in _READY or not path.exists():
         conn.execute("PRAGMA journal_mode=WAL")  # persistent: once per database is enough
         conn.executescript(SCHEMA)
+        _add_columns(conn)
         _READY.add(str(path))
     try:
         yield conn

@@ -18,12 +18,12 @@ from gitive.capture import events, locate
 from gitive.core import canonical
 from gitive.core.clock import now_ms
 from gitive.daemon import claims
-from gitive.store import refs, snapshots
+from gitive.store import presence as store_presence
+from gitive.store import refs
 from gitive.team.hive import Hive
 
 LIVE_MS = 30 * 60_000
 MAX_FILES = 32
-PRESENCE_FILE = "presence.json"
 _CREDENTIALS = re.compile(
     r"(^|/)(\.env(\..*)?|\.envrc|\.netrc|\.pgpass|\.git-credentials|\.npmrc|\.pypirc|credentials(\.json)?|"
     r"id_(rsa|dsa|ecdsa|ed25519)(\.pub)?|.*\.(pem|key|p12|pfx|kdbx|keystore|jks)|secrets?\.(ya?ml|json|toml)|"
@@ -130,52 +130,41 @@ def snapshot(me: str, person: str, machine_name: str, sessions: list[dict[str, A
 
 def publish(hive: Hive, snap: dict[str, Any]) -> bool:
     """Write the snapshot to this machine's presence ref if it changed; true when it did."""
-    repo = hive.store
-    data = canonical.dumps(snap)
-    name = refs.presence_ref(hive.me)
-    old = refs.tip(repo, name)
-    if old is not None:
-        try:
-            if repo[repo[old].tree[PRESENCE_FILE].id].data == data:
-                return False
-        except KeyError:
-            pass
-    builder = repo.TreeBuilder()
-    builder.insert(PRESENCE_FILE, repo.create_blob(data), pygit2.enums.FileMode.BLOB)
-    commit = snapshots.write(repo, hive.key, hive.team_id, "presence", builder.write(), f"presence of {hive.me[:12]}")
-    return refs.set_if_equals(repo, name, old, commit, "gitive: presence")
+    return store_presence.publish(hive.store, hive.key, hive.team_id, canonical.dumps(snap))
 
 
-def _published(hive: Hive, include_self: bool) -> list[tuple[pygit2.Repository, str, str]]:
-    """(store, ref, tip) of every presence snapshot to read: this machine's own first when asked for."""
-    found = []
+def _sources(hive: Hive, include_self: bool) -> dict[str, list[tuple[pygit2.Repository, str]]]:
+    """Every presence ref to read of each machine, in every shared store: machine -> (repo, tip); this
+    machine's own published one only when asked for."""
+    found: dict[str, list[tuple[pygit2.Repository, str]]] = {}
     if include_self:
-        name = refs.presence_ref(hive.me)
-        tip = refs.tip(hive.store, name)
-        found += [(hive.store, name, tip)] if tip else []
+        tip = refs.tip(hive.store, refs.presence_ref(hive.me))
+        if tip:
+            found[hive.me] = [(hive.store, tip)]
     for repo in hive.shared_stores():
-        found += [(repo, ref, tip) for ref, tip in refs.tips(repo, "refs/hive-remotes/").items()
-                  if "/presence/" in ref and ref.rsplit("/", 1)[-1] != hive.me]
+        for ref, tip in refs.tips(repo, "refs/hive-remotes/").items():
+            machine = ref.rsplit("/", 1)[-1]
+            if ref.endswith(f"/presence/{machine}") and machine != hive.me:
+                found.setdefault(machine, []).append((repo, tip))
     return found
 
 
 def peers(hive: Hive, members: dict[str, dict[str, Any]], *, include_self: bool = False) -> list[dict[str, Any]]:
-    """Peers' presence snapshots, verified (signed by their machine, which the roster admits and lists active).
+    """Peers' presence snapshots: the newest signed version of each machine the roster lists as active.
 
     ``include_self`` adds this machine's own published snapshot (a read-only view of the whole team).
     """
     out: dict[str, dict[str, Any]] = {}
-    for repo, ref, tip in _published(hive, include_self):
-        machine = ref.rsplit("/", 1)[-1]
-        if machine in out:
-            continue
+    for machine, sources in _sources(hive, include_self).items():
         member = members.get(machine)
         if not member or not member["active"]:
             continue
-        if not snapshots.signature_ok(repo, hive.team_id, "presence", machine, tip):
+        repo = sources[0][0]
+        found = store_presence.newest(repo, hive.team_id, machine, [tip for r, tip in sources if r is repo])
+        if found is None:
             continue
         try:
-            snap = canonical.loads(repo[repo[tip].tree[PRESENCE_FILE].id].data)
+            snap = canonical.loads(found.data)
         except Exception:  # a peer's malformed snapshot is ignored, never a crash
             continue
         if isinstance(snap, dict) and snap.get("machine") == machine:

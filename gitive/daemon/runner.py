@@ -23,6 +23,7 @@ from gitive.core.home import ensure_home
 from gitive.daemon.server import Server
 from gitive.daemon.service import PROBE_EVERY_S, Service
 from gitive.errors import GitiveError
+from gitive.learn import schedule
 
 LOCK = "daemon.lock"
 SOCKET = "daemon.sock"
@@ -108,9 +109,11 @@ def run(interval: float = 30.0, repo: str | None = None) -> int:
     watcher = threading.Thread(target=_watch, args=(watched, stop, wake, flags), name="gitive-watch", daemon=True)
     watcher.start()
     last_presence, last_discover, last_probe = 0.0, now_ms(), 0.0
+    last_learn = time.monotonic() - schedule.EVERY_S + 60  # the first quiet pass a minute after start
     try:
         while not stop.is_set():
             now = time.monotonic()
+            last_learn = schedule.tick(last_learn)
             if flags.pop("events", False) or now - last_presence >= PRESENCE_EVERY_S:
                 service.discover(last_discover - 60_000)
                 last_discover = now_ms()

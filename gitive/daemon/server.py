@@ -8,6 +8,7 @@ import socketserver
 from pathlib import Path
 from typing import Any
 
+from gitive.daemon.mailbox import DEFAULT_CAP
 from gitive.daemon.service import Service
 
 MAX_LINE = 1024 * 1024
@@ -20,7 +21,9 @@ def handle(service: Service, request: dict[str, Any]) -> dict[str, Any]:
     if op == "status":
         return {"ok": True, **service.describe()}
     if op == "pending":
-        items = service.pending(str(request.get("harness", "")), str(request.get("session", "")))
+        items = service.pending(str(request.get("harness", "")), str(request.get("session", "")),
+                                room=_size(request.get("room")), cap=_size(request.get("cap")),
+                                until=request["until"] if isinstance(request.get("until"), int) else None)
         return {"ok": True, "items": items}
     if op == "delivered":
         ids = [str(i) for i in request.get("ids") or []]
@@ -47,12 +50,26 @@ def handle(service: Service, request: dict[str, Any]) -> dict[str, Any]:
     return {"ok": False, "error": f"unknown op {op!r}"}
 
 
+def _size(value: Any) -> int:
+    """A byte count a hook sent (how much its reply can still hold); the smallest harness cap if absent."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return min(max(value, 0), MAX_LINE)
+    return DEFAULT_CAP
+
+
 class _Handler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
+        try:
+            self._serve()
+        except OSError:  # a hook that gave up closed its end (reset, broken pipe): nothing to answer
+            return
+
+    def _serve(self) -> None:
         service: Service = self.server.service  # type: ignore[attr-defined]
         for raw in self.rfile:
             if len(raw) > MAX_LINE:
                 break
+            request: Any = {}
             try:
                 request = json.loads(raw)
                 reply = handle(service, request) if isinstance(request, dict) else {"ok": False, "error": "not an object"}
@@ -62,6 +79,9 @@ class _Handler(socketserver.StreamRequestHandler):
                 self.wfile.write(json.dumps(reply, default=str).encode() + b"\n")
                 self.wfile.flush()
             except OSError:  # a caller that only notifies closes without reading the reply
+                if request.get("op") == "pending" and reply.get("items"):  # a hook that is gone: put them back
+                    service.unhand(str(request.get("harness", "")), str(request.get("session", "")),
+                                   [str(i["id"]) for i in reply["items"]])
                 return
 
 

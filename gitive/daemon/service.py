@@ -269,9 +269,15 @@ class Service:
                 row = db.execute("SELECT name FROM sessions WHERE key = ?", (f"{harness}:{session}",)).fetchone()
         return row[0] if row else None
 
-    def pending(self, harness: str, session: str) -> list[dict[str, Any]]:
+    def pending(self, harness: str, session: str, room: int = mailbox.DEFAULT_CAP,
+                cap: int = mailbox.DEFAULT_CAP, until: int | None = None) -> list[dict[str, Any]]:
+        """Hand out what fits ``room`` bytes of the hook's reply (``cap``: the most one reply may hold).
+
+        ``until`` (wall-clock ms) is when the asking hook stops listening: a request read later (this daemon
+        was stopped, or busy) hands out nothing, so nothing waits 90 s for a hook that is gone.
+        """
         name = self.session_name(harness, session)
-        if name is None:
+        if name is None or (until is not None and time.time_ns() // 1_000_000 >= until):
             return []
         # No service lock here: a hook waits at most 150 ms, and SQLite orders the writes. Acks are signed
         # later, before the next sync, so nothing slow happens on a hook's path.
@@ -281,7 +287,16 @@ class Service:
                                              (name,))]
             if read:
                 mailbox.confirm(None, db, read, name, "read")
-            return mailbox.pending(db, name)
+            if until is not None and time.time_ns() // 1_000_000 >= until:
+                return []
+            return mailbox.pending(db, name, room=room, cap=cap)
+
+    def unhand(self, harness: str, session: str, ids: list[str]) -> None:
+        """Items handed to a hook that went away before reading them wait again (not 90 s in flight)."""
+        name = self.session_name(harness, session)
+        if name is not None:
+            with daemon_db.connect() as db:
+                mailbox.unhand(db, name, ids)
 
     def delivered(self, harness: str, session: str, ids: list[str]) -> list[str]:
         name = self.session_name(harness, session)
@@ -290,8 +305,10 @@ class Service:
         with daemon_db.connect() as db:
             done = mailbox.confirm(None, db, ids, name, "delivered")
         for item in done:
+            part = mailbox.part_of(item)
+            delivery = {"tier": "turn", "part": f"{part[1]}/{part[2]}"} if part else {"tier": "turn"}
             events.append(events.make("team.message.injected", harness=harness, session=session,
-                                      message={"id": item}, delivery={"tier": "turn"}))
+                                      message={"id": part[0] if part else item}, delivery=delivery))
         return done
 
     def _hive_for_session(self, name: str) -> Hive | None:

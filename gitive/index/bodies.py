@@ -1,33 +1,34 @@
-"""Lesson bodies in the index: loaded from the body stores, checked against the hash in the signed header,
-and dropped from this machine's own store once refused (retracted).
+"""Lesson bodies in the index: which body snapshots are accepted, where every body is, and loading them.
+
+Every body snapshot a store holds (this machine's own, each remote's copy of each machine's, and our pins)
+is judged when its ref moves (docs/verification.md §5): it must be signed by its machine, and its version
+must go above the newest one accepted for that machine. The accepted one is pinned
+(``refs/hive-pinned/bodies/<machine>``), so a replayed older snapshot neither erases nor revives anything,
+and ``body_locations`` follows it by diffing the old and new trees (unchanged subtrees skipped by id). A
+body is loaded through that table, checked against the hash in the signed header, and refused for good once
+its lesson is retracted; this machine drops refused bodies from its own store, so the next push drops them
+from the remote too.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import pygit2
-
-from gitive.constants import BODIES_REF_PREFIX, REMOTES_REF_PREFIX
+from gitive.constants import BODIES_REF_PREFIX, MAX_BODY_BYTES, PINNED_REF_PREFIX, REMOTES_REF_PREFIX
 from gitive.core import canonical
-from gitive.core.lessons import MAX_TEXT, body_hash
+from gitive.core.ids import is_machine_id
+from gitive.core.lessons import MAX_SYMPTOM, MAX_SYMPTOMS, MAX_TEXT, body_hash
 from gitive.errors import InvalidRecord
-from gitive.store import bodies, refs
+from gitive.store import bodies, refs, snapshots
+from gitive.store.snapshots import Snapshot
 
+if TYPE_CHECKING:
+    import pygit2
 
-def _body_index(stores: list[pygit2.Repository]) -> dict[str, tuple[pygit2.Repository, pygit2.Oid]]:
-    """Every body any body store here holds: hash -> (repository, blob id)."""
-    found: dict[str, tuple[pygit2.Repository, pygit2.Oid]] = {}
-    for repo in stores:
-        for name, oid in refs.tips(repo, "refs/").items():
-            if name.startswith(BODIES_REF_PREFIX) or (name.startswith(REMOTES_REF_PREFIX) and "/bodies/" in name):
-                commit = repo[oid]
-                if isinstance(commit, pygit2.Commit):
-                    for item in commit.tree:
-                        found.setdefault(item.name, (repo, item.id))
-    return found
+_CHUNK = 500  # host parameters per IN (...) query, well under SQLite's limit
 
 
 def parse_body(data: bytes) -> dict[str, Any]:
@@ -37,59 +38,300 @@ def parse_body(data: bytes) -> dict[str, Any]:
         InvalidRecord: not a lesson body.
     """
     value = canonical.loads_canonical(data)
-    if (not isinstance(value, dict) or value.keys() != {"text", "applicability", "quote"}
+    if (not isinstance(value, dict) or not {"text", "applicability", "quote"} <= value.keys() <= _BODY_KEYS
             or not isinstance(value["text"], str) or not isinstance(value["applicability"], str)
-            or len(value["text"]) > MAX_TEXT or not (value["quote"] is None or isinstance(value["quote"], dict))):
+            or len(value["text"]) > MAX_TEXT or not (value["quote"] is None or isinstance(value["quote"], dict))
+            or not _symptoms_ok(value.get("symptoms", []))):
         raise InvalidRecord("not a lesson body")
     return value
 
 
-def wanted_bodies(conn: sqlite3.Connection) -> dict[str, str]:
-    """Body hashes the index lacks (lesson bodies and reviewers' edits) -> their lesson id."""
-    rows = conn.execute(
-        "SELECT body_hash, id FROM lessons WHERE body_hash NOT IN (SELECT body_hash FROM lesson_bodies) "
-        "UNION SELECT edits, about FROM reviews WHERE edits IS NOT NULL "
-        "AND edits NOT IN (SELECT body_hash FROM lesson_bodies)"
-    ).fetchall()
-    refused = {r[0] for r in conn.execute("SELECT body_hash FROM refused_bodies")}
-    return {h: lesson for h, lesson in rows if h not in refused}
+_BODY_KEYS = {"text", "applicability", "quote", "symptoms"}  # symptoms: body format 2, optional
 
 
-def attach_bodies(conn: sqlite3.Connection, stores: list[pygit2.Repository]) -> set[str]:
-    """Load bodies the index lacks from the body stores; return the lessons whose text changed."""
-    wanted = wanted_bodies(conn)
-    if not wanted:
-        return set()
-    available = _body_index(stores)
-    changed = set()
-    for hash_, lesson in wanted.items():
-        if hash_ not in available:
-            continue
-        repo, oid = available[hash_]
+def _symptoms_ok(symptoms: Any) -> bool:
+    return (isinstance(symptoms, list) and len(symptoms) <= MAX_SYMPTOMS
+            and all(isinstance(s, str) and 0 < len(s) <= MAX_SYMPTOM for s in symptoms))
+
+
+def body_ref_machine(name: str) -> str | None:
+    """The machine whose body store ``name`` is (own, a remote's copy, or a pin), or None."""
+    if name.startswith(BODIES_REF_PREFIX):
+        rest = name[len(BODIES_REF_PREFIX):]
+    elif name.startswith(PINNED_REF_PREFIX + "bodies/"):
+        rest = name[len(PINNED_REF_PREFIX) + 7:]
+    elif name.startswith(REMOTES_REF_PREFIX):
+        _, _, tail = name[len(REMOTES_REF_PREFIX):].partition("/")
+        if not tail.startswith("bodies/"):
+            return None
+        rest = tail[7:]
+    else:
+        return None
+    return rest if is_machine_id(rest) else None
+
+
+def _priority(ref: str) -> int:
+    """Among unversioned (v1) snapshots of one machine the last accepted wins: a remote's copy first,
+    then our pin, then the machine's own ref."""
+    return 2 if ref.startswith(BODIES_REF_PREFIX) else 1 if ref.startswith(PINNED_REF_PREFIX) else 0
+
+
+def _pin(conn: sqlite3.Connection, store: str, machine: str) -> Snapshot | None:
+    row = conn.execute("SELECT commit_id, tree, machine, version, layout FROM body_pins WHERE store = ? AND "
+                       "machine = ?", (store, machine)).fetchone()
+    return Snapshot(row[0], row[1], row[2], "bodies", row[3], row[4]) if row else None
+
+
+def _accept(conn: sqlite3.Connection, repo: pygit2.Repository, old: Snapshot | None, new: Snapshot,
+            added: dict[str, str], removed: set[str], own: bool) -> None:
+    """Move the pin of ``new.machine`` to ``new`` and the body locations with it (``own``: ``new`` is the
+    repository's own ``refs/hive/bodies/<machine>``, which needs no pinned copy)."""
+    store = repo.path
+    more, fewer = bodies.changes(repo, old, new)
+    conn.executemany("DELETE FROM body_locations WHERE body_hash = ? AND store = ? AND machine = ?",
+                     [(h, store, new.machine) for h in fewer])
+    conn.executemany("INSERT OR REPLACE INTO body_locations VALUES (?,?,?,?)",
+                     [(h, store, new.machine, blob) for h, blob in more.items()])
+    added.update(more)
+    removed.update(fewer)
+    conn.execute("INSERT OR REPLACE INTO body_pins VALUES (?,?,?,?,?,?)",
+                 (store, new.machine, new.commit, new.tree, new.layout, new.version))
+    name = refs.pinned_bodies_ref(new.machine)
+    if own:  # the repository's own ref keeps its snapshot reachable; an older pin would keep old bodies
+        if refs.tip(repo, name) is not None:
+            refs.delete(repo, name)
+            conn.execute("DELETE FROM body_sources WHERE store = ? AND ref = ?", (store, name))
+        return
+    if refs.tip(repo, name) != new.commit:
+        refs.force_set(repo, name, new.commit, "gitive: pin accepted body snapshot")
+    # Recorded as read, like a pinned log: the fast no-op sync compares every hive ref with a cursor.
+    conn.execute("INSERT INTO cursors VALUES (?,?,?,0) ON CONFLICT(store, ref) DO UPDATE SET tip = excluded.tip",
+                 (store, name, new.commit))
+    conn.execute("INSERT OR REPLACE INTO body_sources VALUES (?,?,?,?,?,NULL)",
+                 (store, name, new.commit, new.machine, new.version))
+
+
+def _judge(conn: sqlite3.Connection, repo: pygit2.Repository, team_id: str, machine: str,
+           moved: list[tuple[str, str]], added: dict[str, str], removed: set[str]) -> None:
+    """Judge the moved refs of one machine's store, newest version first, against the accepted pin."""
+    store = repo.path
+    pin = _pin(conn, store, machine)
+    judged: list[tuple[str, str, Snapshot]] = []
+    for ref, tip in moved:
         try:
-            value = parse_body(repo[oid].data)
+            judged.append((ref, tip, snapshots.check(repo, team_id, "bodies", machine, tip)))
+        except InvalidRecord as exc:
+            conn.execute("INSERT OR REPLACE INTO body_sources VALUES (?,?,?,?,NULL,?)",
+                         (store, ref, tip, machine, f"refused: {exc}"))
+    for ref, tip, snap in sorted(judged, key=lambda j: (-j[2].version, _priority(j[0]))):
+        why = snapshots.refusal(pin, snap)
+        if why is None and (pin is None or snap.commit != pin.commit):
+            _accept(conn, repo, pin, snap, added, removed, ref.startswith(BODIES_REF_PREFIX))
+            pin = snap
+        conn.execute("INSERT OR REPLACE INTO body_sources VALUES (?,?,?,?,?,?)",
+                     (store, ref, tip, machine, snap.version, why and f"older: {why}"))
+
+
+def refresh_locations(conn: sqlite3.Connection, stores: list[pygit2.Repository], team_id: str
+                      ) -> tuple[dict[str, str], set[str]]:
+    """Judge every body snapshot ref that moved since last time; return bodies that became available
+    (hash -> blob id) and hashes some accepted snapshot dropped."""
+    added: dict[str, str] = {}
+    removed: set[str] = set()
+    for repo in stores:
+        store = repo.path
+        known = dict(conn.execute("SELECT ref, tip FROM body_sources WHERE store = ?", (store,)).fetchall())
+        current = {name: tip for name, tip in refs.tips(repo, "refs/").items() if body_ref_machine(name)}
+        gone = [(store, name) for name in known.keys() - current.keys()]
+        conn.executemany("DELETE FROM body_sources WHERE store = ? AND ref = ?", gone)
+        by_machine: dict[str, list[tuple[str, str]]] = {}
+        for name, tip in current.items():
+            if known.get(name) != tip:
+                by_machine.setdefault(body_ref_machine(name) or "", []).append((name, tip))
+        for machine, moved in sorted(by_machine.items()):
+            _judge(conn, repo, team_id, machine, moved, added, removed)
+    return added, removed
+
+
+def _chunks(items: Iterable[str]) -> Iterable[list[str]]:
+    batch: list[str] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == _CHUNK:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _wanting(conn: sqlite3.Connection, hashes: Iterable[str]) -> set[tuple[str, str]]:
+    """(hash, lesson) for each of ``hashes`` that a lesson header or a review's edit names."""
+    out: set[tuple[str, str]] = set()
+    for batch in _chunks(hashes):
+        marks = ",".join("?" * len(batch))
+        out.update(conn.execute(f"SELECT body_hash, id FROM lessons WHERE body_hash IN ({marks})", batch))
+        out.update(conn.execute(f"SELECT edits, about FROM reviews WHERE edits IN ({marks})", batch))
+    return out
+
+
+def _wanted_by(conn: sqlite3.Connection, lessons: Iterable[str]) -> set[tuple[str, str]]:
+    """(hash, lesson) for the bodies and reviewers' edits of ``lessons``."""
+    out: set[tuple[str, str]] = set()
+    for batch in _chunks(lessons):
+        marks = ",".join("?" * len(batch))
+        out.update(conn.execute(f"SELECT body_hash, id FROM lessons WHERE id IN ({marks})", batch))
+        out.update(conn.execute(f"SELECT edits, about FROM reviews WHERE about IN ({marks}) AND edits IS NOT NULL",
+                                batch))
+    return out
+
+
+def _retracted(conn: sqlite3.Connection, lesson: str) -> bool:
+    return conn.execute("SELECT 1 FROM tombstones WHERE lesson = ? AND applied = 1 LIMIT 1", (lesson,)).fetchone() \
+        is not None
+
+
+def _load(conn: sqlite3.Connection, repos: dict[str, pygit2.Repository], hash_: str, lesson: str) -> bool:
+    """Load ``hash_`` for ``lesson`` from any location whose blob really hashes to it; true if loaded."""
+    for store, blob in conn.execute("SELECT store, blob FROM body_locations WHERE body_hash = ?", (hash_,)):
+        repo = repos.get(store)
+        try:
+            obj = repo[blob] if repo is not None else None
+        except (KeyError, ValueError):
+            continue
+        if obj is None or obj.type_str != "blob" or obj.size > MAX_BODY_BYTES:
+            continue
+        try:
+            value = parse_body(obj.data)
         except InvalidRecord:
             continue
         if body_hash(lesson, value) != hash_:
-            continue  # a body that does not match its signed hash is ignored
-        conn.execute("INSERT OR IGNORE INTO lesson_bodies VALUES (?,?,?,?,?)",
+            continue  # a body that does not match its signed hash is ignored; another location may match
+        conn.execute("INSERT OR IGNORE INTO lesson_bodies(body_hash, lesson, text, applicability, quote, symptoms) "
+                     "VALUES (?,?,?,?,?,?)",
                      (hash_, lesson, value["text"], value["applicability"],
-                      json.dumps(value["quote"]) if value["quote"] else None))
-        changed.add(lesson)
+                      json.dumps(value["quote"]) if value["quote"] else None,
+                      json.dumps(value["symptoms"]) if value.get("symptoms") else None))
+        return True
+    return False
+
+
+def _forget_unserved(conn: sqlite3.Connection, removed: set[str]) -> set[str]:
+    """Bodies no accepted snapshot serves any more leave the index too (as a rebuild would find them)."""
+    gone: set[str] = set()
+    for batch in _chunks(removed):
+        marks = ",".join("?" * len(batch))
+        rows = conn.execute(f"SELECT body_hash, lesson FROM lesson_bodies WHERE body_hash IN ({marks}) AND "
+                            f"body_hash NOT IN (SELECT body_hash FROM body_locations WHERE body_hash IN ({marks}))",
+                            batch + batch).fetchall()
+        for hash_, lesson in rows:
+            conn.execute("DELETE FROM lesson_bodies WHERE body_hash = ?", (hash_,))
+            gone.add(lesson)
+    return gone
+
+
+def attach_bodies(conn: sqlite3.Connection, stores: list[pygit2.Repository], team_id: str,
+                  touched: set[str] | None = None) -> set[str]:
+    """Follow moved body snapshots and load the bodies the index lacks; return lessons whose text changed.
+
+    Only what changed is looked at: bodies that just became available, and the bodies and edits of
+    ``touched`` lessons (every lesson when None). An edit of a retracted lesson, even one that arrives
+    after the tombstone, is refused rather than loaded.
+    """
+    added, removed = refresh_locations(conn, stores, team_id)
+    changed = _forget_unserved(conn, removed)
+    if touched is None:
+        touched = {r[0] for r in conn.execute("SELECT id FROM lessons")}
+    wanted = _wanting(conn, added) | _wanted_by(conn, touched)
+    have = set()
+    for batch in _chunks({h for h, _ in wanted}):
+        marks = ",".join("?" * len(batch))
+        have.update(conn.execute(f"SELECT body_hash, lesson FROM lesson_bodies WHERE body_hash IN ({marks})", batch))
+        have.update(conn.execute(f"SELECT body_hash, lesson FROM refused_bodies WHERE body_hash IN ({marks})", batch))
+    repos = {repo.path: repo for repo in stores}
+    for hash_, lesson in sorted(wanted - have):
+        if _retracted(conn, lesson):
+            conn.execute("INSERT OR IGNORE INTO refused_bodies VALUES (?, ?)", (hash_, lesson))
+        elif _load(conn, repos, hash_, lesson):
+            changed.add(lesson)
     return changed
+
+
+class Missing(NamedTuple):
+    """A body a verified header wants that no accepted snapshot serves, and a refused snapshot that has it."""
+
+    body_hash: str
+    lesson: str
+    ref: str
+    reason: str
+
+
+def missing_bodies(conn: sqlite3.Connection, stores: list[pygit2.Repository]) -> list[Missing]:
+    """Wanted bodies found only in a snapshot this reader refused (for ``doctor``; a full scan)."""
+    rows = conn.execute(
+        "SELECT body_hash, id FROM lessons WHERE body_hash NOT IN (SELECT body_hash FROM lesson_bodies) "
+        "UNION SELECT edits, about FROM reviews WHERE edits IS NOT NULL "
+        "AND edits NOT IN (SELECT body_hash FROM lesson_bodies)").fetchall()
+    refused = {(h, lesson) for h, lesson in conn.execute("SELECT body_hash, lesson FROM refused_bodies")}
+    repos = {repo.path: repo for repo in stores}
+    sources = conn.execute("SELECT store, ref, tip, refused FROM body_sources WHERE refused IS NOT NULL").fetchall()
+    out = []
+    for hash_, lesson in rows:
+        if (hash_, lesson) in refused or not bodies.is_body_hash(hash_):
+            continue
+        for store, ref, tip, reason in sources:
+            repo = repos.get(store)
+            if repo is not None and _holds(repo, tip, hash_):
+                out.append(Missing(hash_, lesson, ref, reason))
+                break
+    return out
+
+
+def _holds(repo: pygit2.Repository, tip: str, hash_: str) -> bool:
+    """Whether the (refused, so unverified) commit ``tip`` has ``hash_`` in either layout."""
+    try:
+        commit = repo[tip]
+        if commit.type_str != "commit":
+            return False
+        tree = str(commit.tree_id)
+        return any(bodies.locate(repo, tree, layout, hash_) is not None
+                   for layout in (snapshots.FANOUT, snapshots.FLAT))
+    except (KeyError, ValueError, AttributeError):
+        return False
+
+
+def refused_snapshots(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
+    """(ref, tip, reason) of body snapshots refused as unsigned, a stranger's or malformed (not merely older)."""
+    return [tuple(r) for r in conn.execute(
+        "SELECT ref, tip, refused FROM body_sources WHERE refused LIKE 'refused:%' ORDER BY ref")]
 
 
 def drop_own_bodies(stores: list[pygit2.Repository], key: object, team_id: str, me: str,
                     hashes: list[str] | None = None, conn: sqlite3.Connection | None = None) -> int:
     """Remove refused bodies (``hashes``, or every refused one in ``conn``) from this machine's own body
-    stores, so the next push drops them from the remote too; return how many stores changed."""
+    stores, so the next push drops them from the remote too; return how many stores changed.
+
+    From ``conn``, a body is dropped only when it really is a body of the lesson it was refused for, so a
+    tombstone naming another lesson's hash cannot make this machine delete that lesson's body.
+    """
+    pairs: list[tuple[str, str | None]]
     if hashes is None:
         assert conn is not None
-        hashes = [r[0] for r in conn.execute("SELECT body_hash FROM refused_bodies")]
+        pairs = [(h, lesson) for h, lesson in conn.execute("SELECT body_hash, lesson FROM refused_bodies")]
+    else:
+        pairs = [(h, None) for h in hashes]
     changed = 0
     for repo in stores:
-        mine = set(bodies.hashes(repo, me))
-        gone = [h for h in hashes if h in mine]
+        gone = [h for h, lesson in pairs if bodies.is_body_hash(h) and _owns(repo, me, h, lesson)]
         if gone and bodies.delete(repo, key, team_id, gone):  # type: ignore[arg-type]
             changed += 1
     return changed
+
+
+def _owns(repo: pygit2.Repository, me: str, hash_: str, lesson: str | None) -> bool:
+    data = bodies.get(repo, me, hash_)
+    if data is None or lesson is None:
+        return data is not None
+    try:
+        return body_hash(lesson, parse_body(data)) == hash_
+    except InvalidRecord:
+        return True  # not a lesson body at all: nothing worth keeping under a refused hash

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
@@ -11,7 +12,7 @@ from urllib.parse import quote
 from gitive.core.clock import now_ms
 
 # Each step runs once, in order, and is recorded; later issues append steps, never edit old ones.
-MIGRATIONS: list[tuple[str, str]] = [
+MIGRATIONS: list[tuple[str, str | Callable[[sqlite3.Connection], None]]] = [
     ("0001-entries", """
         CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE cursors(store TEXT NOT NULL, ref TEXT NOT NULL, tip TEXT NOT NULL, seq INTEGER NOT NULL,
@@ -76,7 +77,57 @@ MIGRATIONS: list[tuple[str, str]] = [
                                  applicability TEXT NOT NULL);
         INSERT INTO lesson_text SELECT c0, id, c1, c2 FROM lesson_fts_content
     """),
+    # Cited files as indexed tables (search and the hook look them up instead of scanning every lesson),
+    # lesson symptoms, and a search index that stores the text once (issues 9 and 13).
+    ("0005-lesson-files", lambda conn: _lesson_search(conn)),
+    # The body store in the index (docs/verification.md §5): each source ref of a body snapshot as last judged,
+    # the newest accepted snapshot of each machine (pinned in git too), and where each body is, so a lookup
+    # never walks refs or trees and catching up after a write costs only what the write changed.
+    ("0006-body-store", """
+        CREATE TABLE body_sources(store TEXT NOT NULL, ref TEXT NOT NULL, tip TEXT NOT NULL, machine TEXT NOT NULL,
+                                  version INTEGER, refused TEXT, PRIMARY KEY(store, ref));
+        CREATE TABLE body_pins(store TEXT NOT NULL, machine TEXT NOT NULL, commit_id TEXT NOT NULL,
+                               tree TEXT NOT NULL, layout TEXT NOT NULL, version INTEGER NOT NULL,
+                               PRIMARY KEY(store, machine));
+        CREATE TABLE body_locations(body_hash TEXT NOT NULL, store TEXT NOT NULL, machine TEXT NOT NULL,
+                                    blob TEXT NOT NULL, PRIMARY KEY(body_hash, store, machine)) WITHOUT ROWID;
+        CREATE INDEX lessons_body_hash ON lessons(body_hash);
+        CREATE INDEX reviews_edits ON reviews(edits) WHERE edits IS NOT NULL
+    """),
 ]
+
+
+_LESSON_SEARCH = (
+    """CREATE TABLE paths(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, dir TEXT NOT NULL, name TEXT NOT NULL,
+                          lessons INTEGER NOT NULL)""",
+    "CREATE INDEX paths_dir ON paths(dir)",
+    "CREATE INDEX paths_name ON paths(name)",
+    """CREATE TABLE lesson_files(path INTEGER NOT NULL, lesson INTEGER NOT NULL, via INTEGER NOT NULL,
+                                 PRIMARY KEY(path, lesson)) WITHOUT ROWID""",
+    "CREATE INDEX lesson_files_lesson ON lesson_files(lesson)",
+    "CREATE INDEX lessons_scope_at ON lessons(scope_kind, scope_value, at)",
+    "CREATE INDEX lessons_kind_at ON lessons(scope_kind, at)",
+    "ALTER TABLE lesson_bodies ADD COLUMN symptoms TEXT",
+    "DROP TABLE lesson_text",
+    "DROP TABLE lesson_fts",
+    """CREATE VIRTUAL TABLE lesson_fts USING fts5(text, applicability, tags, symptoms, paths,
+                                                 tokenize = 'porter unicode61')""",
+    # Rowids only grow (AUTOINCREMENT), so "rows past N" is exactly what was indexed since N.
+    """CREATE TABLE lesson_text(fts_rowid INTEGER PRIMARY KEY AUTOINCREMENT, lesson TEXT NOT NULL UNIQUE,
+                                body_hash TEXT NOT NULL, digest TEXT NOT NULL)""",
+    """CREATE TABLE lesson_vectors(fts_rowid INTEGER NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL,
+                                   PRIMARY KEY(fts_rowid, model)) WITHOUT ROWID""",
+)
+
+
+def _lesson_search(conn: sqlite3.Connection) -> None:
+    from gitive.index import lesson_files, lesson_text
+
+    for statement in _LESSON_SEARCH:
+        conn.execute(statement)
+    for lesson, evidence in conn.execute("SELECT id, evidence FROM lessons").fetchall():
+        lesson_files.add(conn, lesson, lesson_files.cited(json.loads(evidence)))
+    lesson_text.reindex_all(conn)
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
@@ -90,9 +141,12 @@ def _migrate(conn: sqlite3.Connection) -> None:
             # Another process may have migrated between our read and the lock: check again.
             if conn.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
                 continue
-            for statement in script.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
+            if callable(script):  # a step that needs more than SQL (re-indexing text, say)
+                script(conn)
+            else:
+                for statement in script.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
             conn.execute("INSERT INTO migrations VALUES (?, ?)", (name, now_ms()))
 
 

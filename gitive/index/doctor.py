@@ -5,10 +5,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from gitive.constants import LOOSE_OBJECTS_PACK_THRESHOLD, LOOSE_REFS_PACK_THRESHOLD
-from gitive.index import queries
-from gitive.store import maintenance, sync
+from gitive.index import queries, store_doctor
 from gitive.store import repo as repos
+from gitive.store import sync
 from gitive.team.hive import Hive
 
 _HINTS = {
@@ -89,12 +88,4 @@ def diagnose(hive: Hive, conn: sqlite3.Connection) -> list[dict[str, Any]]:
                       "hint": "they are ignored until the roster admits that machine"})
     for repo in hive.shared_stores():
         found += remote_problems(repo)
-    for repo in hive.stores():
-        h = maintenance.health(repo)
-        if h.loose_objects > LOOSE_OBJECTS_PACK_THRESHOLD:
-            found.append({"kind": "loose-objects", "where": repo.path, "seq": None,
-                          "detail": f"about {h.loose_objects} loose objects", "hint": "run `gitive sync` or `git repack -d`"})
-        if h.loose_refs > LOOSE_REFS_PACK_THRESHOLD:
-            found.append({"kind": "loose-refs", "where": repo.path, "seq": None,
-                          "detail": f"{h.loose_refs} loose refs", "hint": "run `git pack-refs --all`"})
-    return found
+    return found + store_doctor.body_problems(hive, conn) + store_doctor.upkeep_problems(hive)

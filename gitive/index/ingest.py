@@ -218,7 +218,8 @@ def ingest(conn: sqlite3.Connection, stores: list[pygit2.Repository], team_id: s
         if report.roster_changed or not conn.execute("SELECT 1 FROM members LIMIT 1").fetchone():
             recompute_roster(conn, team_id, founder, report)
         if report.lessons_touched or moved_bodies or report.roster_changed:
-            lesson_tables.after_ingest(conn, stores, report.lessons_touched - {""}, report.roster_changed)
+            lesson_tables.after_ingest(conn, stores, report.lessons_touched - {""}, report.roster_changed,
+                                       team_id=team_id)
         conn.executemany("INSERT INTO cursors VALUES (?,?,?,0) ON CONFLICT(store, ref) DO UPDATE SET "
                          "tip = excluded.tip", moved_bodies)
         for repo in stores:

@@ -41,7 +41,8 @@ def apply_tombstones(conn: sqlite3.Connection) -> set[str]:
                                               (lesson,))}
         for h in hashes:
             conn.execute("INSERT OR IGNORE INTO refused_bodies VALUES (?, ?)", (h, lesson))
-            conn.execute("DELETE FROM lesson_bodies WHERE body_hash = ?", (h,))
+            # only this lesson's copy: a tombstone may list any hash, never another lesson's body
+            conn.execute("DELETE FROM lesson_bodies WHERE body_hash = ? AND lesson = ?", (h, lesson))
         drop_text(conn, lesson)
         conn.execute("UPDATE tombstones SET applied = 1 WHERE author = ? AND log = ? AND seq = ?", (author, log, seq))
         retracted.add(lesson)

@@ -14,6 +14,7 @@ from typing import Any
 
 import pygit2
 
+from gitive.index import lesson_files
 from gitive.index.bodies import attach_bodies
 from gitive.index.lesson_state import apply_tombstones, recompute_status
 from gitive.index.lesson_text import refresh_fts
@@ -43,6 +44,7 @@ def project_entry(conn: sqlite3.Connection, entry: Entry) -> None:
              json.dumps(record["tags"]), record.get("supersedes"), record["body_hash"], int(record["hearsay"]),
              record.get("session"), body["at"]),
         )
+        lesson_files.add(conn, record["id"], lesson_files.cited(evidence))
     elif kind == "review":
         conn.execute("INSERT OR IGNORE INTO reviews VALUES (?,?,?,?,?,?,?,?,?,?)",
                      (*key, record["about"], record["approver"], int(record["approved"]), record["note"],
@@ -61,10 +63,11 @@ def project_entry(conn: sqlite3.Connection, entry: Entry) -> None:
 
 
 def after_ingest(conn: sqlite3.Connection, stores: list[pygit2.Repository], touched: set[str],
-                 roster_changed: bool = False) -> None:
+                 roster_changed: bool = False, *, team_id: str) -> None:
     """Bring bodies, tombstones, states and the text index up to date after new entries or bodies arrived."""
     retracted = apply_tombstones(conn)
-    changed = attach_bodies(conn, stores) | touched
+    changed = attach_bodies(conn, stores, team_id, touched) | touched
+    lesson_files.resolve_commits(conn, stores, touched)
     refresh_fts(conn, changed - retracted)
     recompute_status(conn, None if roster_changed else changed | retracted)
 

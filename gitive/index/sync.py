@@ -9,8 +9,8 @@ from gitive.core.clock import now_ms
 from gitive.errors import RemoteError
 from gitive.index import ingest, sync_history
 from gitive.index.bodies import drop_own_bodies
-from gitive.index.refresh import fresh_index
-from gitive.store import maintenance, sync
+from gitive.index.refresh import catch_up, fresh_index
+from gitive.store import bodies, maintenance, sync
 from gitive.store import repo as repos
 from gitive.team.hive import Hive
 
@@ -99,6 +99,10 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
         if push:
             # A lesson retracted by its reviewer or owner: the author's machine drops the body it serves.
             report.dropped = drop_own_bodies(hive.stores(), hive.key, hive.team_id, hive.me, conn=conn)
+            # Another clone with this key may have pushed a newer version of our store: go above it.
+            reconciled = sum(bodies.reconcile(repo, hive.key, hive.team_id) for repo in hive.shared_stores())
+            if report.dropped or reconciled:
+                catch_up(hive, conn)  # the pins follow, so the dropped bodies are unreachable here too
     if push:
         me = hive.me
         for repo, remote in reached:
@@ -110,10 +114,8 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
             report.pushed[remote] = result.pushed
             report.rejected += [(remote, ref, why) for ref, why in result.rejected]
     _remember(hive, report, push)
-    for repo in hive.shared_stores():
-        if maintenance.needs_packing(maintenance.health(repo)):
-            maintenance.pack(repo)
-            report.packed = True
+    for repo in hive.stores():  # the personal store too: its bodies are rewritten like any other
+        report.packed |= maintenance.upkeep(repo).packed
     _history(hive, report, started, delays)
     return report
 

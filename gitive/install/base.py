@@ -74,14 +74,21 @@ def claude_style_entries(harness: str, matchers: dict[str, str], timeout: int) -
 
 
 def ensure_claude_hooks(value: dict[str, Any], entries: dict[str, tuple[str | None, dict]], label: str) -> None:
+    """Our handler on every hook, in a group with our matcher; an older entry of ours (another matcher or
+    timeout, say, from an earlier gitive) is replaced, the user's own are left as they are."""
     hooks = jsonfile.child(value, "hooks", dict, label)
     _drop_claude_hooks(hooks, keep=set(entries))  # ours on events we no longer register
     for hook, (matcher, handler) in entries.items():
         groups = jsonfile.child(hooks, hook, list, label)
-        if any(_has_command(g, handler["command"]) for g in groups):
+        if any(_is_current(g, matcher, handler) for g in groups):
             continue
         _drop_groups(groups)
         groups.append({"matcher": matcher, "hooks": [handler]} if matcher is not None else {"hooks": [handler]})
+
+
+def _is_current(group: Any, matcher: str | None, handler: dict[str, Any]) -> bool:
+    return (isinstance(group, dict) and group.get("matcher") == matcher and isinstance(group.get("hooks"), list)
+            and handler in group["hooks"])
 
 
 def drop_claude_hooks(value: dict[str, Any]) -> None:
@@ -93,15 +100,11 @@ def drop_claude_hooks(value: dict[str, Any]) -> None:
 
 
 def has_claude_hooks(value: dict[str, Any], entries: dict[str, tuple[str | None, dict]]) -> bool:
+    """Whether every entry of ours is there as this gitive writes it (an outdated one does not count)."""
     hooks = value.get("hooks")
     return isinstance(hooks, dict) and all(
-        isinstance(hooks.get(hook), list) and any(_has_command(g, h["command"]) for g in hooks[hook])
-        for hook, (_, h) in entries.items())
-
-
-def _has_command(group: Any, cmd: str) -> bool:
-    return isinstance(group, dict) and isinstance(group.get("hooks"), list) and any(
-        isinstance(h, dict) and h.get("command") == cmd for h in group["hooks"])
+        isinstance(hooks.get(hook), list) and any(_is_current(g, matcher, h) for g in hooks[hook])
+        for hook, (matcher, h) in entries.items())
 
 
 def _drop_groups(groups: list[Any]) -> bool:

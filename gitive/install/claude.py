@@ -7,8 +7,9 @@ from gitive.install import base
 NAME = "claude"
 SETTINGS = ".claude/settings.json"
 MCP = ".mcp.json"
-# SessionStart's matcher names the ways a session starts; "*" on PostToolUse matches every tool.
-MATCHERS = {"SessionStart": "startup|resume|clear|compact", "PostToolUse": "*"}
+# SessionStart's matcher names the ways a session starts ("fork": --fork-session, /fork and /branch); "*" on
+# PostToolUse matches every tool.
+MATCHERS = {"SessionStart": "startup|resume|clear|compact|fork", "PostToolUse": "*"}
 ENTRIES = base.claude_style_entries(NAME, MATCHERS, base.HOOK_TIMEOUT_S)
 
 

@@ -8,7 +8,9 @@ the result must parse with ``tomllib``. Codex reads a project's ``.codex/`` only
 
 from __future__ import annotations
 
+import os
 import tomllib
+from pathlib import Path
 
 from gitive.errors import GitiveError
 from gitive.install import base, textblock
@@ -19,6 +21,32 @@ CONFIG = ".codex/config.toml"
 MATCHERS = {"SessionStart": "startup|resume|clear|compact", "PostToolUse": "*"}
 ENTRIES = base.claude_style_entries(NAME, MATCHERS, base.HOOK_TIMEOUT_S)
 TABLE = '[mcp_servers.gitive]\ncommand = "gitive"\nargs = ["mcp"]\n'
+# Codex runs hooks it does not manage only once the user has reviewed and trusted them, per hash of the
+# entry, and reads a project's .codex/ only in a trusted project (ECOSYSTEM-NOTES).
+TRUST_STEP = ("Codex runs these hooks only after you trust them: start Codex in this repository, trust the "
+              "project if it asks, then open /hooks and trust gitive's hooks (again after any change to "
+              ".codex/hooks.json)")
+
+
+def project_trusted(root: Path) -> bool | None:
+    """Whether Codex's own config marks ``root`` a trusted project; None when that cannot be read.
+
+    The hooks' own trust (per hash, given in ``/hooks``) is kept where gitive cannot check it.
+    """
+    home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+    try:
+        projects = tomllib.loads((home / "config.toml").read_text(encoding="utf-8")).get("projects")
+    except FileNotFoundError:
+        return False  # Codex has trusted nothing yet
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    if not isinstance(projects, dict):
+        return False
+    for key in {str(root), str(root.resolve())}:
+        entry = projects.get(key)
+        if isinstance(entry, dict) and entry.get("trust_level") == "trusted":
+            return True
+    return False
 
 
 def _parse(text: str, what: str) -> dict:

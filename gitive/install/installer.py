@@ -22,6 +22,7 @@ class Report(NamedTuple):
     repository: str
     files: list[dict[str, Any]]  # {path, owner, holds, outcome}
     git_hooks: dict[str, Any] | None  # installed: {dir, hooks: {hook: path}}; uninstalled: {removed: [...]}
+    steps: tuple[str, ...] = ()  # what the user still has to do in a harness for its hooks to run
 
     def as_dict(self) -> dict[str, Any]:
         return self._asdict()
@@ -71,7 +72,9 @@ def install(path: Path | str | None, harnesses: Iterable[str], hooks: bool, pyth
         report_hooks = {"dir": str(loc.hooks_dir), "hooks": state["git_hooks"]["slots"],
                         "chained": {s.hook: str(s.move) for s in slots if s.move is not None}}
     st.save(loc.git_dir, state)
-    return Report(str(loc.toplevel), files, report_hooks)
+    steps = tuple(HARNESSES[name].TRUST_STEP for name in dict.fromkeys(harnesses)
+                  if getattr(HARNESSES[name], "TRUST_STEP", None))
+    return Report(str(loc.toplevel), files, report_hooks, steps)
 
 
 def uninstall(path: Path | str | None, harnesses: Iterable[str] | None, hooks: bool) -> Report:

@@ -13,7 +13,7 @@ from typing import Any
 from gitive.capture.githooks import FAILURE_LOG
 from gitive.core.home import gitive_home
 from gitive.errors import GitiveError
-from gitive.install import git_hooks
+from gitive.install import codex, git_hooks
 from gitive.install import state as st
 from gitive.install.installer import HARNESSES
 from gitive.install.repo import Location, locate
@@ -57,8 +57,19 @@ def _harness(loc: Location, name: str, recorded: dict[str, Any], commands: dict[
             problem = f"`{needs}` is not on PATH, so {name} cannot start it" \
                 if installed and commands[needs] is None else None
             parts[part] = {"path": target.path, "installed": installed, "works": installed and problem is None,
-                           "recorded": target.path in recorded["files"], "problem": problem}
+                           "recorded": target.path in recorded["files"], "problem": problem,
+                           "warning": _warning(loc, name, part) if installed else None}
     return parts
+
+
+def _warning(loc: Location, name: str, part: str) -> str | None:
+    """What may still stop an installed part from running that gitive cannot fix (Codex's trust)."""
+    if name != "codex" or part != "hooks":
+        return None
+    trusted = codex.project_trusted(loc.toplevel)
+    where = {True: "", False: " (this project is not marked trusted in Codex's config.toml yet)",
+             None: ""}[trusted]
+    return codex.TRUST_STEP + where
 
 
 def _runner(python: str | None, hook_command: str | None) -> tuple[str | None, str | None]:

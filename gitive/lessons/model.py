@@ -5,18 +5,25 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitive.core import canonical
-from gitive.core.lessons import MAX_TEXT, body_hash, lesson_id
+from gitive.core.lessons import MAX_SYMPTOM, MAX_SYMPTOMS, MAX_TEXT, body_hash, lesson_id
 
 if TYPE_CHECKING:
     import pygit2
 
-__all__ = ["MAX_TEXT", "SCOPES", "Placement", "body", "body_bytes", "body_hash", "lesson_id"]
+__all__ = ["MAX_SYMPTOM", "MAX_SYMPTOMS", "MAX_TEXT", "SCOPES", "Placement", "body", "body_bytes", "body_hash",
+           "lesson_id"]
 
 SCOPES = ("personal", "project", "team")
 
 
-def body(text: str, applicability: str, quote: dict[str, Any] | None) -> dict[str, Any]:
-    return {"text": text, "applicability": applicability, "quote": quote}
+def body(text: str, applicability: str, quote: dict[str, Any] | None,
+         symptoms: list[str] | None = None) -> dict[str, Any]:
+    """The body blob's fields; ``symptoms`` (body format 2) only when there are some, so a body without them
+    has exactly the bytes, and the hash, it had before symptoms existed."""
+    out: dict[str, Any] = {"text": text, "applicability": applicability, "quote": quote}
+    if symptoms:
+        out["symptoms"] = list(symptoms)
+    return out
 
 
 def body_bytes(lesson_body: dict[str, Any]) -> bytes:

@@ -36,24 +36,30 @@ def make_quote(words: str | None, speaker: str | None, about: str | None = None,
 
 def propose(hive: Hive, conn: sqlite3.Connection, *, kind: str, text: str, applicability: str = "",
             quote: dict[str, Any] | None = None, evidence: list[str], tags: list[str] | None = None,
-            scope: str = "project", supersedes: str | None = None, session: str | None = None) -> Proposed:
+            scope: str = "project", supersedes: str | None = None, session: str | None = None,
+            symptoms: list[str] | None = None) -> Proposed:
     """Check and write a lesson proposal (state ``proposed`` until a person reviews it).
+
+    ``symptoms`` are how the problem shows up (error lines, the questions the lesson answers); they are
+    stored in the body and indexed, so a later question worded differently from the text still finds it.
 
     Raises:
         InvalidRecord: a write-time rule refused it; nothing was written.
     """
     rules.check_kind(kind)
     rules.check_text(text)
-    resolved = [evidence_mod.resolve(hive.project, spec) for spec in evidence]
+    symptoms = rules.clean_symptoms(symptoms)
+    resolved = [evidence_mod.resolve(hive.project, spec, conn=conn, me=hive.me) for spec in evidence]
     rules.check_evidence(resolved)
+    session = evidence_mod.session_label(hive, session) if session else None
     hearsay = rules.check_quote(kind, quote, resolved)
     where = place(hive, conn, scope)
     items = [r.item for r in resolved]
     catch_up(hive, conn)
-    lesson = model.lesson_id(hive.me, where.scope, kind, text, applicability, quote, items)
+    lesson = model.lesson_id(hive.me, where.scope, kind, text, applicability, quote, items, symptoms)
     if conn.execute("SELECT 1 FROM lessons WHERE id = ?", (lesson,)).fetchone():
         return Proposed(lesson, False, scope, where.audience, hearsay)
-    body = model.body(text, applicability, quote)
+    body = model.body(text, applicability, quote, symptoms)
     digest = model.body_hash(lesson, body)
     header: dict[str, Any] = {"type": "lesson", "id": lesson, "kind": kind, "evidence": items,
                               "tags": sorted(set(tags or [])), "body_hash": digest, "hearsay": hearsay}

@@ -8,7 +8,7 @@ from typing import Any
 from gitive.core.records import LESSON_KINDS
 from gitive.errors import InvalidRecord
 from gitive.lessons.evidence import Resolved
-from gitive.lessons.model import MAX_TEXT
+from gitive.lessons.model import MAX_SYMPTOM, MAX_SYMPTOMS, MAX_TEXT
 
 NEEDS_QUOTE = ("Preference", "Decision")
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
@@ -61,3 +61,24 @@ def check_quote(kind: str, quote: dict[str, Any] | None, evidence: list[Resolved
 def check_evidence(evidence: list[Resolved]) -> None:
     if not evidence:
         raise InvalidRecord("a lesson needs evidence: cite or omit (--evidence commit:REV, file:PATH, …)")
+
+
+def clean_symptoms(symptoms: list[str] | None) -> list[str]:
+    """Symptoms as stored: each on one line, trimmed, empty ones and repeats dropped, order kept.
+
+    Raises:
+        InvalidRecord: more than ``MAX_SYMPTOMS``, or one longer than ``MAX_SYMPTOM`` characters.
+    """
+    out: dict[str, None] = {}
+    for raw in symptoms or []:
+        if not isinstance(raw, str):
+            raise InvalidRecord(f"a symptom must be text, not {type(raw).__name__}")
+        line = _SPACE.sub(" ", raw).strip()
+        if len(line) > MAX_SYMPTOM:
+            raise InvalidRecord(f"a symptom is {len(line)} characters; the limit is {MAX_SYMPTOM}: keep the "
+                                "telling part of the error line or question")
+        if line:
+            out.setdefault(line, None)
+    if len(out) > MAX_SYMPTOMS:
+        raise InvalidRecord(f"{len(out)} symptoms; at most {MAX_SYMPTOMS}: keep the ones an agent would meet first")
+    return list(out)

@@ -44,7 +44,7 @@ def send_message(repo: Path | str | None, *, to: str, text: str, session: str | 
     push_own(hive)  # out at once: the recipient's daemon sees it at its next probe
     return {"id": done.id, "from": f"{person}/{name}",
             "recipients": [r.address for r in done.recipients],
-            "note": "queued: it is shown at the recipient's next tool call or when its turn ends; the ack comes "
+            "note": "queued: it is shown at the recipient's next tool call or session start; the ack comes "
                     "back through check_inbox's sent list"}
 
 

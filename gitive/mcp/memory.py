@@ -72,21 +72,29 @@ def index_kept_open(repo: Path | str | None) -> Iterator[None]:
 
 
 def search_memory(repo: Path | str | None, query: str = "", files: list[str] | None = None, *,
-                  include_proposed: bool = False, limit: int = 10, offset: int = 0) -> dict[str, Any]:
-    """Lessons for ``query`` and ``files``, best first, one bounded page with ``next_offset``."""
-    from gitive.lessons.recall import search
+                  include_proposed: bool = False, limit: int = 10, offset: int = 0,
+                  rephrasings: list[str] | None = None) -> dict[str, Any]:
+    """Lessons for ``query`` (and its ``rephrasings``, fused by rank) and ``files``, best first, one bounded
+    page with ``next_offset``."""
+    from gitive.lessons import semantic
+    from gitive.lessons.recall import MAX_REPHRASINGS, search
 
     size, offset, paths = shape.page_size(limit), max(0, int(offset)), shape.clean_files(files)
     text = query[: shape.MAX_QUERY]
+    others = [r[: shape.MAX_QUERY] for r in (rephrasings or []) if isinstance(r, str) and r.strip()]
+    others = others[:MAX_REPHRASINGS]
     with opened(repo) as (hive, conn, project):
+        dense = semantic.for_repo(hive.project)
         found = search(conn, text, files=paths, project=project, include_proposed=include_proposed,
-                       limit=size + 1, offset=offset, repo=hive.project)
+                       limit=size + 1, offset=offset, repo=hive.project, rephrasings=others, semantic=dense)
     results = [shape.lesson(item, project) for item in found[:size]]
+    note = _search_note(results, include_proposed)
+    if dense is not None and dense.problem:
+        note += " (" + dense.problem + ")"
     return {
-        "query": shape.cut(text, 200), "files": shape.names(paths, shape.MAX_FILES),
-        "include_proposed": include_proposed, "results": results, "offset": offset,
-        "next_offset": offset + size if len(found) > size else None,
-        "note": _search_note(results, include_proposed),
+        "query": shape.cut(text, 200), "rephrasings": [shape.cut(r, 200) for r in others],
+        "files": shape.names(paths, shape.MAX_FILES), "include_proposed": include_proposed, "results": results,
+        "offset": offset, "next_offset": offset + size if len(found) > size else None, "note": note,
     }
 
 
@@ -150,6 +158,7 @@ def _quote(quote: dict[str, Any] | None) -> dict[str, Any] | None:
 def memory_context(repo: Path | str | None, task: str = "", files: list[str] | None = None) -> dict[str, Any]:
     """The session card for a task and files: the top verified lessons in frames, the next ones as one line
     each, as ``card`` text, and the same lessons as data under ``lessons`` and ``more``."""
+    from gitive.lessons import semantic
     from gitive.lessons.recall import search
 
     text, paths = task[: shape.MAX_QUERY], shape.clean_files(files)
@@ -158,7 +167,7 @@ def memory_context(repo: Path | str | None, task: str = "", files: list[str] | N
     if text.strip() or paths:
         with opened(repo) as (hive, conn, project):
             found = search(conn, text, files=paths, project=project, limit=CARD_FRAMED + CARD_LINES,
-                           repo=hive.project)
+                           repo=hive.project, semantic=semantic.for_repo(hive.project))
     shaped = [shape.lesson(item, project) for item in found]
     top, rest = shaped[:CARD_FRAMED], shaped[CARD_FRAMED:]
     return {"task": shape.cut(text, 200), "files": shape.names(paths, shape.MAX_FILES),
@@ -187,7 +196,7 @@ def _card(top: list[dict[str, Any]], rest: list[dict[str, Any]], asked: bool) ->
 def propose_lesson(repo: Path | str | None, *, kind: str, text: str, evidence: list[str],
                    applicability: str = "", tags: list[str] | None = None, scope: str = "project",
                    quote: str | None = None, speaker: str | None = None, about: str | None = None,
-                   session: str | None = None) -> dict[str, Any]:
+                   session: str | None = None, symptoms: list[str] | None = None) -> dict[str, Any]:
     """Propose a lesson as this machine; it stays ``proposed`` until a person reviews it.
 
     Raises:
@@ -198,7 +207,7 @@ def propose_lesson(repo: Path | str | None, *, kind: str, text: str, evidence: l
     with opened(repo) as (hive, conn, _):
         done = propose(hive, conn, kind=kind, text=text, applicability=applicability,
                        quote=make_quote(quote, speaker, about), evidence=list(evidence),
-                       tags=list(tags or []), scope=scope, session=session)
+                       tags=list(tags or []), scope=scope, session=session, symptoms=list(symptoms or []))
     note = REVIEW_NOTE if done.created else "An identical lesson was already proposed; " + REVIEW_NOTE
     if done.hearsay:
         note += " The quote is stored as hearsay: its speaker is not the person it is about."

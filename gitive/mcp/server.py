@@ -24,6 +24,7 @@ from pydantic import Field
 from gitive import __version__
 from gitive.capture.framing import defang
 from gitive.errors import GitiveError
+from gitive.mcp import memory_schema  # the tools' output types: needed to build them
 
 T = TypeVar("T")
 
@@ -57,6 +58,8 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
                             open_world_hint=False)
 PROPOSE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                           open_world_hint=False)
+# Each call sends one more message, even with the same arguments (MCP: idempotent means "no further effect").
+SEND = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 
 Query = Annotated[str, Field(description="What you are looking for, in your own words (an error text "
                                           "works).")]
@@ -64,6 +67,9 @@ Files = Annotated[list[str] | None, Field(description="Paths relative to the rep
                                                       "working on.")]
 Limit = Annotated[int, Field(description="Results per page; at most 20.")]
 Offset = Annotated[int, Field(description="Where the page starts: pass the previous result's next_offset.")]
+Rephrasings = Annotated[list[str] | None, Field(description=(
+    "Up to 4 other wordings of the same question: the symptom as an error would say it, the task as you would "
+    "describe it, the words a teammate might have used. Each is searched and the rankings are fused."))]
 
 
 def _guarded(call: Callable[[], T]) -> T:
@@ -87,14 +93,16 @@ def build(repo: Path | str | None = None) -> MCPServer:
     @server.tool(annotations=READ_ONLY)
     def search_memory(query: Query = "", files: Files = None, include_proposed: Annotated[
             bool, Field(description="Also show lessons not reviewed yet (labelled).")] = False,
-            limit: Limit = 10, offset: Offset = 0) -> CallToolResult:
+            limit: Limit = 10, offset: Offset = 0, rephrasings: Rephrasings = None
+            ) -> Annotated[CallToolResult, memory_schema.Search]:
         """Find the team's lessons for a question and the files in play, best first (verified only by
-        default). Each result has its provenance (author, reviewer, age_days, verified, stale files) and a
+        default). Pass two or three rephrasings of the question: the lesson you need may use other words.
+        Each result has its provenance (author, reviewer, age_days, verified, stale files) and a
         ready-to-paste <team-memory> frame."""
         from gitive.mcp import memory
 
         found = _guarded(lambda: memory.search_memory(repo, query, files, include_proposed=include_proposed,
-                                                      limit=limit, offset=offset))
+                                                      limit=limit, offset=offset, rephrasings=rephrasings))
         return _result(memory.search_text(found), found)
 
     @server.tool(annotations=READ_ONLY)
@@ -108,7 +116,7 @@ def build(repo: Path | str | None = None) -> MCPServer:
     @server.tool(annotations=READ_ONLY)
     def get_memory_context(task: Annotated[str, Field(description="The task you are starting, in a sentence "
                                                                   "or two.")] = "",
-                           files: Files = None) -> CallToolResult:
+                           files: Files = None) -> Annotated[CallToolResult, memory_schema.Context]:
         """The team-memory card for a task and files: the top verified lessons in <team-memory> frames, the
         next ones as one-line summaries. Call it when you start a task."""
         from gitive.mcp import memory
@@ -134,6 +142,10 @@ def build(repo: Path | str | None = None) -> MCPServer:
                                                        "speaker.")] = None,
         session: Annotated[str | None, Field(description="Your session's address, e.g. "
                                                          "alice/api-claude.")] = None,
+        symptoms: Annotated[list[str] | None, Field(description=(
+            "How the problem shows up, so a later agent who meets it finds this lesson: the telling error "
+            "line(s), and two or three questions this lesson answers, worded as someone stuck would ask "
+            "them (not in the lesson's own words). At most 8, each at most 300 characters."))] = None,
     ) -> dict[str, Any]:
         """Propose a lesson for the team. It stays proposed until a person reviews it; agents cannot approve.
         A write-time rule (no evidence, a Decision without a quote, a quote not in the evidence) comes back as
@@ -142,7 +154,7 @@ def build(repo: Path | str | None = None) -> MCPServer:
 
         return _guarded(lambda: memory.propose_lesson(
             repo, kind=kind, text=text, evidence=evidence, applicability=applicability, tags=tags,
-            scope=scope, quote=quote, speaker=speaker, about=about, session=session))
+            scope=scope, quote=quote, speaker=speaker, about=about, session=session, symptoms=symptoms))
 
     @server.tool(annotations=READ_ONLY)
     def list_team(filter: Annotated[str, Field(description="Only persons or machines whose name contains "
@@ -155,7 +167,7 @@ def build(repo: Path | str | None = None) -> MCPServer:
         return _guarded(lambda: roster.list_team(repo, filter, include_inactive=include_inactive, limit=limit,
                                                  offset=offset))
 
-    @server.tool(annotations=PROPOSE)
+    @server.tool(annotations=SEND)
     def send_message(
         to: Annotated[str, Field(description="One session: person/session (list_team shows them), or a unique "
                                              "session name. Agents cannot message groups or bare people.")],
@@ -164,8 +176,8 @@ def build(repo: Path | str | None = None) -> MCPServer:
         = None,
         reply_to: Annotated[str | None, Field(description="The id of the message you answer.")] = None,
     ) -> dict[str, Any]:
-        """Send a message to one teammate's agent session; it sees it at its next tool call or when its turn
-        ends (a machine that is offline gets it when it comes back)."""
+        """Send a message to one teammate's agent session; it sees it at its next tool call or session start,
+        as context, never as its user's words (a machine that is offline gets it when it comes back)."""
         from gitive.mcp import mail
 
         return _guarded(lambda: mail.send_message(repo, to=to, text=text, session=session, reply_to=reply_to))

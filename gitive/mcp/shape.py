@@ -8,11 +8,9 @@ size of the team's memory.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from typing import Any
 
-from gitive.capture.framing import BRACKETS, defang, lesson_frame
+from gitive.capture.framing import defang, lesson_frame
 
 MAX_PAGE = 20  # results per page, whatever the caller asks for
 MAX_TEXT = 1_200  # lesson text, as the write-time rule allows
@@ -23,8 +21,6 @@ MAX_LIST = 10  # tags, files, evidence items, reviews per lesson
 MAX_QUERY = 2_000  # characters of a query or task kept
 MAX_FILES = 32  # file paths taken from a caller
 
-# Most texts hold no bracket at all; for them defang would only NFC-normalize, which is done here directly.
-_BRACKET = re.compile("[" + re.escape(BRACKETS) + "]")
 
 LABEL_PROPOSED = "proposed — not reviewed"
 LABEL_HELD = "held — not reviewed, no answer in 24 h"
@@ -35,9 +31,7 @@ def cut(text: str | None, limit: int) -> str:
     """``text`` defanged and at most ``limit`` characters (an ellipsis marks a cut)."""
     if not text:
         return ""
-    clean = unicodedata.normalize("NFC", text)
-    if _BRACKET.search(clean):
-        clean = defang(clean)
+    clean = defang(text)  # NFC-normalized; text with nothing bracket-like comes back at once
     return clean if len(clean) <= limit else clean[: limit - 1] + "…"
 
 

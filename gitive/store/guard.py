@@ -24,7 +24,7 @@ import pygit2
 from gitive.constants import BODIES_REF_PREFIX, LOG_REF_PREFIX, PRESENCE_REF_PREFIX
 from gitive.core.ids import is_machine_id, is_team_id
 from gitive.errors import InvalidRecord
-from gitive.store import logs, refs, snapshots, verify
+from gitive.store import bodies, logs, presence, refs, snapshots, verify
 from gitive.store.repo import config_get, config_set
 
 HIVE_PREFIX = "refs/hive/"
@@ -105,11 +105,20 @@ def _check_log(repo: pygit2.Repository, team_id: str, update: Update, machine: s
 
 
 def _check_snapshot(repo: pygit2.Repository, team_id: str, update: Update, kind: str, machine: str) -> str | None:
+    """A snapshot must be signed by its machine, go up in version, and (bodies) keep the fan-out shape."""
     if update.new is None:
         return f"deleting a {kind} ref is refused"
-    if not snapshots.signature_ok(repo, team_id, kind, machine, update.new):
-        return f"not a {kind} snapshot signed by {machine[:12]} for this team"
-    return None
+    try:
+        new = snapshots.check(repo, team_id, kind, machine, update.new)
+    except InvalidRecord as exc:
+        return f"not a {kind} snapshot signed by {machine[:12]} for this team ({exc})"
+    old = snapshots.read(repo, team_id, kind, machine, update.old) if update.old else None
+    why = snapshots.refusal(old, new)
+    if why:
+        return f"replayed or stale {kind} snapshot: {why}"
+    if kind == "bodies":
+        return bodies.shape_problem(repo, old, new)
+    return presence.shape_problem(repo, new)
 
 
 def check_update(repo: pygit2.Repository, team_id: str, update: Update) -> str | None:

@@ -12,6 +12,7 @@ from gitive.errors import InvalidRecord
 class CommitText(NamedTuple):
     commit: str
     text: str  # the message, then the patch against its first parent
+    files: tuple[str, ...] = ()  # the paths it changed against its first parent (both sides of a rename)
 
 
 class FileAt(NamedTuple):
@@ -34,8 +35,28 @@ def commit_text(repo: pygit2.Repository, rev: str) -> CommitText:
         InvalidRecord: ``rev`` does not name a commit here.
     """
     commit = _commit(repo, rev)
-    diff = repo.diff(commit.parents[0], commit) if commit.parents else commit.tree.diff_to_tree(swap=True)
-    return CommitText(str(commit.id), f"{commit.message}\n{diff.patch or ''}")
+    diff = _diff(repo, commit)
+    return CommitText(str(commit.id), f"{commit.message}\n{diff.patch or ''}", _paths(diff))
+
+
+def _diff(repo: pygit2.Repository, commit: pygit2.Commit) -> pygit2.Diff:
+    return repo.diff(commit.parents[0], commit) if commit.parents else commit.tree.diff_to_tree(swap=True)
+
+
+def _paths(diff: pygit2.Diff) -> tuple[str, ...]:
+    found = {d.new_file.path for d in diff.deltas} | {d.old_file.path for d in diff.deltas}
+    return tuple(sorted(p for p in found if p))
+
+
+def changed_files(repo: pygit2.Repository, commit_id: str) -> list[str] | None:
+    """The paths a commit changed against its first parent; None when the commit is not here."""
+    try:
+        commit = repo[commit_id]
+    except (KeyError, ValueError):
+        return None
+    if not isinstance(commit, pygit2.Commit):
+        return None
+    return list(_paths(_diff(repo, commit)))
 
 
 def file_at(repo: pygit2.Repository, path: str, rev: str = "HEAD") -> FileAt:

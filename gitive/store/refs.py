@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
+import os
+import sys
 import time
 from pathlib import Path
 from typing import NamedTuple
@@ -18,6 +22,7 @@ from gitive.constants import (
     STALE_LOCK_SECONDS,
 )
 from gitive.core.ids import RefName, is_machine_id
+from gitive.errors import RefLocked
 
 
 def log_ref(machine: str, log: str) -> RefName:
@@ -34,6 +39,11 @@ def presence_ref(machine: str) -> RefName:
 
 def pinned_ref(machine: str, log: str) -> RefName:
     return RefName(f"{PINNED_REF_PREFIX}logs/{machine}/{log}")
+
+
+def pinned_bodies_ref(machine: str) -> RefName:
+    """Where a reader keeps the newest body snapshot of ``machine`` it accepted (docs/verification.md §5)."""
+    return RefName(f"{PINNED_REF_PREFIX}bodies/{machine}")
 
 
 class LogRef(NamedTuple):
@@ -81,23 +91,122 @@ def tip(repo: pygit2.Repository, name: str) -> str | None:
         return None
 
 
-def _clear_stale_lock(repo: pygit2.Repository, name: str) -> bool:
-    """Remove ``<ref>.lock`` left by a writer killed mid-update; true if one was removed."""
+class Holder(NamedTuple):
+    """Who holds ``<ref>.lock``, as far as this machine can tell."""
+
+    lock: Path
+    age: float  # seconds since the lock file was made
+    pid: int | None  # None: no holder recorded (a git command, or a writer that died before recording)
+    command: str | None
+    state: str  # "running", "stopped", "dead" or "unknown"
+
+    @property
+    def stale(self) -> bool:
+        """Safe to remove: its recorded holder is gone, or nobody is recorded and it is old."""
+        return self.state == "dead" or (self.pid is None and self.age >= STALE_LOCK_SECONDS)
+
+    def describe(self, name: str) -> str:
+        if self.pid is None:
+            return (f"{name} is locked ({self.lock}, {self.age:.0f} s old, no holder recorded: a git command, or a "
+                    f"writer that died); it is removed once {STALE_LOCK_SECONDS} s old, or remove it yourself if no "
+                    "git or gitive process is running, then try again")
+        how = "stopped (resume it with kill -CONT, or end it)" if self.state == "stopped" else "still running"
+        return (f"{name} is locked by pid {self.pid} ({self.command or 'unknown command'}), {how}, for "
+                f"{self.age:.0f} s; try again when it is done")
+
+
+_HELD_LONG_SECONDS = 1.0  # a writer holds a ref lock for milliseconds; longer than this, it is stuck or stopped
+
+
+def _proc_stat(pid: int) -> list[bytes] | None:
+    """``/proc/<pid>/stat`` fields after the command name (state first), None where there is no /proc."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    return raw[raw.rindex(b")") + 2:].split()
+
+
+def _started(pid: int) -> str | None:
+    fields = _proc_stat(pid)
+    return fields[19].decode() if fields and len(fields) > 19 else None
+
+
+def _notes(repo: pygit2.Repository) -> Path:
+    return Path(repo.path) / "gitive" / "ref-locks"
+
+
+def _note_path(repo: pygit2.Repository, name: str) -> Path:
+    return _notes(repo) / (hashlib.blake2b(name.encode(), digest_size=12).hexdigest() + ".json")
+
+
+def _record_holder(repo: pygit2.Repository, name: str) -> Path | None:
+    """Write who holds ``<ref>.lock`` (pid, start time, command, and the lock file's inode and change time,
+    so a note left by an earlier holder is never taken for the current one's, even where inodes are reused)."""
+    try:
+        lock = (Path(repo.path) / f"{name}.lock").stat()
+        path = _note_path(repo, name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        note = {"ref": name, "pid": os.getpid(), "started": _started(os.getpid()), "inode": [lock.st_ino, lock.st_ctime_ns],
+                "command": " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv[:3]))[:200]}
+        path.write_text(json.dumps(note))
+        return path
+    except OSError:
+        return None
+
+
+def lock_holder(repo: pygit2.Repository, name: str) -> Holder | None:
+    """Who holds ``name``'s lock, or None when it is not locked."""
     lock = Path(repo.path) / f"{name}.lock"
     try:
-        age = time.time() - lock.stat().st_mtime
+        info = lock.stat()
     except FileNotFoundError:
-        return False
-    if age < STALE_LOCK_SECONDS:
-        return False
-    lock.unlink(missing_ok=True)
-    return True
+        return None
+    age = max(0.0, time.time() - info.st_mtime)
+    try:
+        note = json.loads(_note_path(repo, name).read_text())
+        pid = int(note["pid"]) if note.get("inode") == [info.st_ino, info.st_ctime_ns] else None
+    except (OSError, ValueError, KeyError, TypeError):
+        note, pid = {}, None
+    if pid is None:
+        return Holder(lock, age, None, None, "unknown")
+    return Holder(lock, age, pid, str(note.get("command") or "") or None, _state(pid, note.get("started")))
+
+
+def _state(pid: int, started: str | None) -> str:
+    """"running", "stopped" or "dead" (gone, a zombie, or its pid reused by a process started later)."""
+    fields = _proc_stat(pid)
+    if fields is None:  # no such /proc entry (or no /proc): ask the kernel whether the pid exists
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return "dead"
+        except PermissionError:
+            pass
+        return "running"
+    if fields[0] in (b"Z", b"X") or (started and len(fields) > 19 and fields[19].decode() != started):
+        return "dead"
+    return "stopped" if fields[0] in (b"T", b"t") else "running"
+
+
+RECOVERED_LOG = "ref-locks.log"  # under <git dir>/gitive/: one line per stale lock removed, naming its holder
+
+
+def _clear(repo: pygit2.Repository, name: str, holder: Holder) -> None:
+    """Remove a stale lock and say whose it was in ``<git dir>/gitive/ref-locks.log``."""
+    holder.lock.unlink(missing_ok=True)
+    _note_path(repo, name).unlink(missing_ok=True)
+    who = (f"pid {holder.pid} ({holder.command or 'unknown command'}), which died" if holder.pid is not None
+           else f"no recorded holder, {holder.age:.0f} s old")
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    with contextlib.suppress(OSError):
+        (Path(repo.path) / "gitive").mkdir(exist_ok=True)
+        with open(Path(repo.path) / "gitive" / RECOVERED_LOG, "a") as fh:
+            fh.write(f"{stamp} removed {name}.lock: {who}\n")
 
 
 class _Moved(Exception):
     """The ref no longer holds the value the caller read: abandon the transaction."""
-
-
 
 
 def set_if_equals(repo: pygit2.Repository, name: str, old: str | None, new: str, message: str) -> bool:
@@ -105,15 +214,23 @@ def set_if_equals(repo: pygit2.Repository, name: str, old: str | None, new: str,
 
     The ref is locked first (libgit2 takes ``<ref>.lock`` exclusively), then re-read and compared, so two
     writers can never both win, not even when both create the ref. The update is a rename of the lock file:
-    a process killed at any point leaves either the old or the new tip.
+    a process killed at any point leaves either the old or the new tip. While it holds the lock, the writer
+    records who it is under ``<git dir>/gitive/ref-locks/``: a lock whose recorded holder has died is removed
+    at once, and one held by a live process is never taken from it.
 
     Returns:
         True if the ref was moved; False if another writer got there first (or holds the lock now).
+
+    Raises:
+        RefLocked: the lock has been held for over a second by a process that is stuck or stopped, or by
+            one gitive did not record (removed once ``STALE_LOCK_SECONDS`` old); the message names it.
     """
     for _ in range(2):
+        note: Path | None = None
         try:
             with repo.transaction() as tx:
                 tx.lock_ref(name)
+                note = _record_holder(repo, name)
                 if tip(repo, name) != old:
                     raise _Moved
                 tx.set_target(name, new, message=message)
@@ -121,11 +238,20 @@ def set_if_equals(repo: pygit2.Repository, name: str, old: str | None, new: str,
         except _Moved:
             return False
         except (pygit2.GitError, OSError) as exc:
-            if "lock" in str(exc) and _clear_stale_lock(repo, name):
+            if "lock" not in str(exc) and "exists" not in str(exc):
+                raise
+            holder = lock_holder(repo, name)
+            if holder is None:
+                return False  # it was released meanwhile: lost this round
+            if holder.stale:
+                _clear(repo, name, holder)
                 continue
-            if "lock" in str(exc) or "exists" in str(exc):
-                return False  # a live writer holds the lock: lost this round
-            raise
+            if holder.age >= _HELD_LONG_SECONDS:
+                raise RefLocked(holder.describe(name)) from None
+            return False  # a live writer holds the lock: lost this round
+        finally:
+            if note is not None:
+                note.unlink(missing_ok=True)
     return False
 
 

@@ -79,9 +79,13 @@ class HookRun:
 
 
 def hook_env(home: Path | str | None = None) -> dict[str, str]:
-    """What a harness gives the hook: GITIVE_HOME, HOME and PATH, and no agent variables."""
-    return {"GITIVE_HOME": str(home or os.environ["GITIVE_HOME"]), "HOME": os.environ["HOME"],
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    """What a harness gives the hook: GITIVE_HOME, HOME and PATH, and no agent variables (and the test
+    session's hook budget, when one is set: see tests/conftest.py)."""
+    env = {"GITIVE_HOME": str(home or os.environ["GITIVE_HOME"]), "HOME": os.environ["HOME"],
+           "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    if os.environ.get("GITIVE_HOOK_BUDGET_MS"):
+        env["GITIVE_HOOK_BUDGET_MS"] = os.environ["GITIVE_HOOK_BUDGET_MS"]
+    return env
 
 
 def run_hook(*argv: str, stdin: bytes = b"", cwd: Path | str = "/", home: Path | str | None = None,

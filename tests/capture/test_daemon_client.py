@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from gitive.capture import daemon_client
+from gitive.capture.adapters import ADAPTERS
 
 from .support import NO_OPINION, TeamRepo, claude_shape, cursor_shape, feed, payload_text, run_hook
 
@@ -71,6 +72,13 @@ class FakeDaemon:
 
     def ops(self) -> list[str]:
         return [r.get("op") for r in self.requests]
+
+    def wait_for(self, count: int, timeout: float = 5.0) -> list[dict[str, Any]]:
+        """The requests, once ``count`` have arrived (an acknowledgement is sent as the hook exits)."""
+        end = time.monotonic() + timeout
+        while len(self.requests) < count and time.monotonic() < end:
+            time.sleep(0.01)
+        return self.requests
 
     def close(self) -> None:
         self.stopped.set()
@@ -154,29 +162,34 @@ def test_a_garbled_reply_is_none_or_harmless(daemon: Callable[..., FakeDaemon], 
 
 @pytest.mark.parametrize("delay", [None, 1.0], ids=["hung", "slow"])
 def test_hook_with_an_unresponsive_daemon_answers_in_time(team_repo: TeamRepo, daemon: Callable[..., FakeDaemon],
-                                                          delay: float | None) -> None:
+                                                          delay: float | None,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GITIVE_HOOK_BUDGET_MS")  # the default budget (tests/capture/test_budget.py: p95)
     fake = daemon(None) if delay is None else daemon(queue(QUEUED), delay=delay)
     run = feed("claude", "post-tool", "post-tool-bash-ok", team_repo.path)
     assert run.code == 0 and run.out == NO_OPINION, run.err
     assert run.seconds < HOOK_BUDGET_S, f"hook took {run.seconds:.2f} s"
-    assert fake.ops() == ["pending"]  # nothing shown, so nothing acknowledged
+    assert "delivered" not in fake.ops()  # nothing shown, so nothing acknowledged
 
 
 def test_hook_with_an_unresponsive_daemon_still_injects_lessons(team_repo: TeamRepo,
                                                                 daemon: Callable[..., FakeDaemon]) -> None:
+    # With the test session's budget (3 s) the hook waits for the hung daemon until 3 s are up, then answers.
     daemon(None)
     run = feed("claude", "post-tool", "post-tool-edit", team_repo.path)
     assert run.out == claude_shape("PostToolUse", team_repo.settings.frame())
-    assert run.seconds < HOOK_BUDGET_S
+    assert 2.9 < run.seconds < 3 + HOOK_BUDGET_S
+
+
+def pending_request(harness: str, session: str, event: str, room: int, cap: int) -> dict[str, Any]:
+    return {"op": "pending", "harness": harness, "session": session, "hook": event, "room": room, "cap": cap}
 
 
 @pytest.mark.parametrize(("harness", "event", "name", "expected"), [
     ("claude", "post-tool", "post-tool-bash-ok", claude_shape("PostToolUse", MESSAGE)),
     ("claude", "prompt", "prompt", claude_shape("UserPromptSubmit", MESSAGE)),
-    ("claude", "stop", "stop", json.dumps({"decision": "block", "reason": MESSAGE}) + "\n"),
     ("codex", "post-tool", "post-tool-bash-ok", claude_shape("PostToolUse", MESSAGE)),
     ("cursor", "post-tool", "post-tool-shell-ok", cursor_shape(MESSAGE)),
-    ("cursor", "stop", "stop", json.dumps({"followup_message": MESSAGE}) + "\n"),
     ("gemini", "session-start", "session-start", None),  # card first, then the message
 ])
 def test_queued_message_reaches_the_agent_and_is_acknowledged(
@@ -187,14 +200,33 @@ def test_queued_message_reaches_the_agent_and_is_acknowledged(
     transcript.write_text("")
     stdin = payload_text(harness, name, team_repo.path, transcript=str(transcript)).encode()
     run = run_hook(harness, event, stdin=stdin)
+    cap = ADAPTERS[harness].cap
+    room = cap
     if expected is None:
         expected = claude_shape("SessionStart", team_repo.card() + "\n\n" + MESSAGE)
+        room = cap - len(team_repo.card().encode()) - 2
     assert run.code == 0 and run.out == expected, run.err
     session = json.loads(stdin).get("session_id") or json.loads(stdin).get("conversation_id")
-    assert fake.requests == [
-        {"op": "pending", "harness": harness, "session": session, "hook": event},
-        {"op": "delivered", "ids": ["m1"], "session": session, "harness": harness},
-    ]
+    [pending, delivered] = fake.wait_for(2)
+    assert pending.pop("until") > time.time() * 1000 - 5000  # when the hook stops listening
+    assert pending == pending_request(harness, session, event, room, cap)
+    assert delivered == {"op": "delivered", "ids": ["m1"], "session": session, "harness": harness}
+
+
+@pytest.mark.parametrize(("harness", "event", "name"), [
+    ("claude", "stop", "stop"), ("claude", "stop", "stop-active"), ("claude", "session-end", "session-end"),
+    ("codex", "stop", "stop"), ("cursor", "stop", "stop"), ("cursor", "session-start", "session-start"),
+    ("gemini", "session-end", "session-end")])
+def test_where_a_harness_has_no_context_channel_items_wait_unasked(
+        team_repo: TeamRepo, tmp_path: Path, daemon: Callable[..., FakeDaemon], harness: str, event: str,
+        name: str) -> None:
+    # Stop offers only continuation prompts (Claude's decision: block, Codex's reason, Cursor's
+    # followup_message), which the harness turns into its user's words; Cursor's sessionStart is not waited for.
+    fake = daemon(queue(QUEUED))
+    run = feed(harness, event, name, team_repo.path, transcript=str(tmp_path / "none.jsonl"))
+    assert run.code == 0
+    assert MESSAGE not in run.out and "followup_message" not in run.out and "block" not in run.out
+    assert fake.requests == []  # not even handed out: it stays queued for the next tool call
 
 
 def test_lesson_and_message_share_one_reply(team_repo: TeamRepo, daemon: Callable[..., FakeDaemon]) -> None:
@@ -203,31 +235,12 @@ def test_lesson_and_message_share_one_reply(team_repo: TeamRepo, daemon: Callabl
     assert run.out == claude_shape("PostToolUse", team_repo.settings.frame() + "\n\n" + MESSAGE)
 
 
-def test_claude_stop_with_stop_hook_active_never_blocks(team_repo: TeamRepo, tmp_path: Path,
-                                                        daemon: Callable[..., FakeDaemon]) -> None:
-    daemon(queue(QUEUED))
-    run = feed("claude", "stop", "stop-active", team_repo.path, transcript=str(tmp_path / "none.jsonl"))
-    assert run.code == 0 and run.out == NO_OPINION
-    assert "block" not in run.out
-
-
-@pytest.mark.parametrize(("harness", "event", "name"), [("claude", "stop", "stop-active"),
-                                                        ("claude", "session-end", "session-end")])
-def test_a_message_not_shown_is_not_acknowledged(team_repo: TeamRepo, tmp_path: Path,
-                                                 daemon: Callable[..., FakeDaemon], harness: str, event: str,
-                                                 name: str) -> None:
-    fake = daemon(queue(QUEUED))
-    run = feed(harness, event, name, team_repo.path, transcript=str(tmp_path / "none.jsonl"))
-    assert run.out == NO_OPINION
-    assert fake.ops() == ["pending"]
-
-
 def test_an_item_without_a_frame_is_not_acknowledged(team_repo: TeamRepo,
                                                      daemon: Callable[..., FakeDaemon]) -> None:
     fake = daemon(queue({"items": [{"id": "m2"}, {"id": "m1", "frame": MESSAGE}]}))
     run = feed("claude", "post-tool", "post-tool-bash-ok", team_repo.path)
     assert run.out == claude_shape("PostToolUse", MESSAGE)
-    assert fake.requests[-1]["ids"] == ["m1"]
+    assert fake.wait_for(2)[-1]["ids"] == ["m1"]
 
 
 @pytest.mark.parametrize("items", [{"items": "m1"}, {"items": [{"id": 5, "frame": 7}]}, {"items": None},

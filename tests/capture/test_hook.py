@@ -16,7 +16,7 @@ import pytest
 
 from gitive.capture import events
 
-from .support import NO_OPINION, TeamRepo, claude_shape, cursor_shape, feed, payload_text, run_hook
+from .support import NO_OPINION, TeamRepo, claude_shape, cursor_shape, feed, payload, payload_text, run_hook
 
 SESSION_START_SHAPES = {
     "claude": lambda ctx: claude_shape("SessionStart", ctx),
@@ -242,3 +242,18 @@ def test_an_unwritable_home_still_answers_no_opinion(team_repo: TeamRepo, tmp_pa
     home.write_text("not a directory")
     stdin = payload_text("claude", "post-tool-edit", team_repo.path).encode()
     assert_answer(run_hook("claude", "post-tool", stdin=stdin, home=home), NO_OPINION)
+
+
+@pytest.mark.parametrize("harness", ["claude", "codex"])
+def test_stop_reads_citations_from_last_assistant_message(team_repo: TeamRepo, tmp_path: Path,
+                                                          harness: str) -> None:
+    # The transcript may not hold the current turn yet when Stop fires: its last message comes in the payload.
+    start = payload(harness, "session-start", team_repo.path)
+    run_hook(harness, "session-start", stdin=json.dumps(start).encode())
+    stop = payload(harness, "stop", team_repo.path, transcript=str(tmp_path / "empty.jsonl")) | {
+        "session_id": start["session_id"],
+        "last_assistant_message": f"Using team memory {team_repo.migrate.short}: merged heads first."}
+    (tmp_path / "empty.jsonl").write_text("")
+    run = run_hook(harness, "stop", stdin=json.dumps(stop).encode())
+    assert_answer(run, NO_OPINION)
+    assert [e["lesson"]["id"] for e in recorded("lesson.cited")] == [team_repo.migrate.id]

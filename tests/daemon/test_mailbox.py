@@ -5,7 +5,9 @@ side, every injection rule's examples through delivery, overlap notices, and who
 
 from __future__ import annotations
 
-import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,8 @@ from gitive.capture import events
 from gitive.capture.framing import defang
 from gitive.daemon import mailbox
 from gitive.daemon.screening import load_rules
+from gitive.daemon.service import team_view
+from gitive.errors import GitiveError
 from testing import live
 from testing.lessons import as_person
 from testing.machines import Machine, one_line_error
@@ -110,13 +114,16 @@ def test_message_arrives_framed_at_next_hook_exactly_once_and_acks_reach_sender(
     assert "delivered by a-claude" in text and "read by a-claude" in text
 
 
-def test_message_at_stop_hook_uses_claudes_stop_shape(ready: list[Machine], a_serving: Any) -> None:
+def test_message_waits_at_stop_for_the_next_tool_call(ready: list[Machine], a_serving: Any) -> None:
+    # Claude's Stop offers only `decision: block`, a continuation prompt: a teammate's words never go there.
     a, b = ready
     [message] = sent_from_b(b, "tests pass on my side")
     a_serving.sync(only_due=False)
-    reply = json.loads(live.hook(a, "stop", live.stop(a, "sa")))
-    assert reply == {"decision": "block", "reason": message_frame("bob/b-claude", message, "tests pass on my side")}
     assert live.hook(a, "stop", live.stop(a, "sa")) == "{}"
+    assert live.hook(a, "stop", live.stop(a, "sa", active=True)) == "{}"
+    assert live.inbox(a) == [(message, "a-claude", "queued")]
+    assert next_call(a, "sa") == message_frame("bob/b-claude", message, "tests pass on my side")
+    state_becomes(a, message, "delivered")
 
 
 def test_message_body_cannot_open_or_close_a_frame(ready: list[Machine], a_serving: Any) -> None:
@@ -262,14 +269,15 @@ def test_every_injection_rule_example_through_delivery(ready: list[Machine], a_s
     assert {r["body"] for r in held} == {body for body, (_, hold) in expected.items() if hold}
     # What the daemon hands the session is exactly what was not held (asked with a generous budget: a hook's
     # 150 ms is not meant for a hundred messages at once).
-    # Each reply carries at most mailbox.REPLY_BUDGET characters: ask until nothing is left.
+    # Each reply carries at most the hook's room (here the default, mailbox.DEFAULT_CAP bytes): ask until
+    # nothing is left.
     handed: set[str] = set()
     for _ in range(100):
         reply = live.ask(a, "pending", budget=30.0, harness="claude", session="sa")
         assert reply is not None
         if not reply["items"]:
             break
-        assert sum(len(i["frame"]) for i in reply["items"]) <= 8000 or len(reply["items"]) == 1
+        assert sum(len(i["frame"].encode()) + 2 for i in reply["items"]) <= mailbox.DEFAULT_CAP + 2
         handed |= {item["frame"].split("\n", 1)[1].rsplit("\n</team-message>", 1)[0] for item in reply["items"]}
     assert handed == {defang(body).strip() for body, (_, hold) in expected.items() if not hold}
 
@@ -429,3 +437,33 @@ def test_send_by_an_agent_through_the_cli_pushes_at_once(ready: list[Machine], a
     assert [r["address"] for r in sent["recipients"]] == ["alice/a-claude"]
     a_serving.sync(only_due=False)  # no daemon on b: send pushed it itself
     assert next_call(a, "sa") == message_frame("bob/b-claude", sent["id"], "via the cli")
+
+
+def hive_refs(machine: Machine) -> dict[str, str]:
+    repo = machine.repo
+    return {name: str(repo.references[name].target) for name in repo.references if name.startswith("refs/hive/")}
+
+
+@pytest.mark.parametrize("text", [b"caf\xe9 au lait", b"\xff\xfe", b"ok then \xc3"], ids=["latin1", "bom", "cut"])
+def test_send_with_bytes_that_are_not_utf8_is_one_clear_line_and_sends_nothing(ready: list[Machine],
+                                                                                text: bytes) -> None:
+    _, b = ready
+    before = hive_refs(b)
+    gitive = Path(sys.executable).with_name("gitive")
+    proc = subprocess.run([str(gitive), "send", "alice/a-claude", text, "--from", "bob/b-claude"], cwd=b.clone,
+                          env={**os.environ, "GITIVE_HOME": str(b.home)}, capture_output=True, timeout=60)
+    err = proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode == 1 and "Traceback" not in err, err
+    [line] = [ln for ln in err.splitlines() if ln.strip()]
+    assert line.startswith("gitive: the message is not UTF-8 text (byte 0x") and "nothing was sent" in line
+    assert hive_refs(b) == before
+
+
+def test_a_lone_surrogate_from_an_agent_is_refused_too(ready: list[Machine]) -> None:
+    _, b = ready
+    with live.on(b), pytest.raises(GitiveError, match="U\\+D800, a lone surrogate"):
+        before = hive_refs(b)
+        hive, rows, persons, _ = team_view(b.clone)
+        mailbox.send(hive, rows, persons, sender="bob/b-claude", to="alice/a-claude", body="x \ud800 y",
+                     from_person=False)
+    assert hive_refs(b) == before

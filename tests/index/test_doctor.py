@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gitive.index import doctor
+from gitive.index import store_doctor
 from gitive.store import maintenance, refs
 from testing.machines import Fleet, Machine, entry_commit, note, push_commit, signed_entry
 
@@ -48,21 +48,20 @@ def test_doctor_reports_loose_objects_until_sync_packs_them(alice: Machine,
         n += 1
         assert n < 400
         alice.append(note(n, alice.id))
-    monkeypatch.setattr(doctor, "LOOSE_OBJECTS_PACK_THRESHOLD", 0)
-    monkeypatch.setattr(maintenance, "LOOSE_OBJECTS_PACK_THRESHOLD", 0)
+    monkeypatch.setattr(maintenance, "UPKEEP_LOOSE_GROWTH", 0)
     result = alice.run("doctor", "--json")
     assert result.code == 1
     [problem] = result.json()["problems"]
-    assert problem["kind"] == "loose-objects" and problem["hint"]
+    assert problem["kind"] == "garbage" and "upkeep never ran" in problem["detail"] and problem["hint"]
     assert alice.json("sync")["packed"] is True
     assert {k: v for k, v in alice.json("doctor").items() if k in ("ok", "problems")} == {"ok": True, "problems": []}
 
 
 def test_doctor_reports_loose_refs(alice: Machine, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(doctor, "LOOSE_REFS_PACK_THRESHOLD", 0)
+    monkeypatch.setattr(store_doctor, "LOOSE_REFS_PACK_THRESHOLD", 0)
     problems = alice.run("doctor", "--json").json()["problems"]
     assert [p["kind"] for p in problems] == ["loose-refs"]
-    assert "pack-refs" in problems[0]["hint"]
+    assert "gitive gc" in problems[0]["hint"]
 
 
 def test_doctor_prints_each_problem_with_its_hint(fleet: Fleet, alice: Machine, bare_remote: Path) -> None:

@@ -184,3 +184,31 @@ def test_every_command_has_help_with_an_example_and_json(command: str, tmp_path:
     result = run_cli([command, "--help"], tmp_path, {})
     assert result.code == 0 and result.err == ""
     assert "Example" in result.out and "--json" in result.out
+
+
+# --- Codex's trust step -------------------------------------------------------------------------------------
+
+
+def test_install_prints_codexs_trust_step_and_status_warns_until_the_project_is_trusted(
+        git_repo: Path, tools: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    codex_home = tmp_path / "codex-home"
+    codex_home.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(codex_home))
+    result = gitive(git_repo, "install", "--harness", "codex")
+    assert result.code == 0, str(result)
+    [step] = [line for line in result.out.splitlines() if line.startswith("next step:")]
+    assert "/hooks" in step and "trust" in step
+    assert gitive(git_repo, "install", "--harness", "codex", "--json").json()["steps"] == [
+        step.removeprefix("next step: ")]
+    assert "next step" not in gitive(git_repo, "install", "--harness", "claude").out
+    path = f"{tools}{os.pathsep}{os.environ['PATH']}"
+    hooks = gitive(git_repo, "status", "--json", path=path).json()["harnesses"]["codex"]["hooks"]
+    assert hooks["works"] is True and "/hooks" in hooks["warning"]
+    assert "not marked trusted" in hooks["warning"]
+    (codex_home / "config.toml").write_text(f'[projects."{git_repo.resolve()}"]\ntrust_level = "trusted"\n')
+    hooks = gitive(git_repo, "status", "--json", path=path).json()["harnesses"]["codex"]["hooks"]
+    assert "/hooks" in hooks["warning"] and "not marked trusted" not in hooks["warning"]
+    text = gitive(git_repo, "status", path=path).out
+    assert "open /hooks and trust gitive's hooks" in text
+    claude = gitive(git_repo, "status", "--json", path=path).json()["harnesses"]["claude"]["hooks"]
+    assert claude["warning"] is None

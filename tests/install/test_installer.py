@@ -65,7 +65,7 @@ def test_install_writes_every_adapter_event_and_the_mcp_server(git_repo: Path) -
     for event, hook in ADAPTERS["claude"].hooks.items():
         assert commands(settings["hooks"][hook]) == [f"gitive-hook claude {event}"]
         assert settings["hooks"][hook][0]["hooks"][0]["timeout"] == 5
-    assert settings["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
+    assert settings["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact|fork"
     assert settings["hooks"]["PostToolUse"][0]["matcher"] == "*"
     assert read_json(git_repo / ".mcp.json") == {
         "mcpServers": {"gitive": {"type": "stdio", "command": "gitive", "args": ["mcp"]}}}
@@ -259,3 +259,28 @@ def test_unknown_harness_names_are_refused() -> None:
     assert installer.harness_names(" Claude, codex,claude") == ["claude", "codex"]
     with pytest.raises(GitiveError, match="unknown harness vim"):
         installer.harness_names("claude,vim")
+
+
+def test_an_older_install_without_the_fork_matcher_is_brought_up_to_date(
+        git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gitive.install import base, claude, status
+
+    user_files(git_repo)
+    before = snapshot(git_repo)
+    old = base.claude_style_entries("claude", {"SessionStart": "startup|resume|clear|compact",
+                                               "PostToolUse": "*"}, base.HOOK_TIMEOUT_S)
+    with monkeypatch.context() as m:  # what gitive wrote before Claude's SessionStart reported "fork"
+        m.setattr(claude, "ENTRIES", old)
+        install(git_repo, ("claude",))
+    path = git_repo / ".claude/settings.json"
+    assert read_json(path)["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
+    assert status.status(git_repo)["harnesses"]["claude"]["hooks"]["installed"] is False  # outdated
+    report = install(git_repo, ("claude",))
+    assert {f["path"]: f["outcome"] for f in report.files}[".claude/settings.json"] == "written"
+    session_start = read_json(path)["hooks"]["SessionStart"]
+    assert [g["matcher"] for g in session_start] == ["startup|resume|clear|compact|fork"]
+    assert commands(session_start) == ["gitive-hook claude session-start"]
+    assert commands(read_json(path)["hooks"]["PostToolUse"]) == ["./lint.sh", "gitive-hook claude post-tool"]
+    assert status.status(git_repo)["harnesses"]["claude"]["hooks"]["installed"] is True
+    uninstall(git_repo)
+    assert snapshot(git_repo) == before

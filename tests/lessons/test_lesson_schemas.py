@@ -11,9 +11,17 @@ import pygit2
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from gitive.store import logs
+from gitive.capture import events
+from gitive.store import bodies, logs
+from gitive.store.snapshots import FANOUT, FLAT
+from testing import live
 from testing.lessons import as_person, confirmed, propose
 from testing.machines import Machine
+
+
+def events_of(machine: Machine) -> list[dict[str, Any]]:
+    with live.on(machine):
+        return list(events.read())
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "refs_schema"
 
@@ -40,10 +48,12 @@ def _check_store(path: Path, entries: Draft202012Validator, body: Draft202012Val
                 assert not errors, f"{path}:{ref} seq {entry.seq} ({entry.kind}): {errors[0]}"
                 kinds[entry.kind] = kinds.get(entry.kind, 0) + 1
         elif "/bodies/" in ref:
-            for item in repo[repo.references[ref].target].tree:
-                value = json.loads(repo[item.id].data)
+            commit = repo[repo.references[ref].target]
+            layout = FANOUT if "Hive-Layout: fanout-2" in commit.message else FLAT
+            for name, blob in bodies.entries(repo, str(commit.tree_id), layout):
+                value = json.loads(repo[blob].data)
                 errors = sorted(_errors(body, value), key=str)
-                assert not errors, f"{path}:{ref} body {item.name[:12]}: {errors[0]}"
+                assert not errors, f"{path}:{ref} body {name[:12]}: {errors[0]}"
     return kinds
 
 
@@ -53,12 +63,14 @@ def _errors(validator: Draft202012Validator, value: Any) -> list[str]:
 
 def test_lesson_review_tombstone_and_project_member_entries_validate(trio: list[Machine]) -> None:
     a, b, c = trio
+    session = live.start_session(a)
+    [event_id, *_] = [e["event"]["id"] for e in events_of(a)]
     plain = propose(a, "Run make gen after editing api.proto", "--tag", "codegen", "--tag", "proto",
-                    "--applicability", "when api.proto changes", "--session", "alice/api-claude")
+                    "--applicability", "when api.proto changes", "--session", session)
     quoted = a.ok("lessons", "propose", "--kind", "Preference", "--text", "Bob wants generated code checked in",
                   "-e", "commit:HEAD", "--quote", "add the api schema", "--speaker", "carol", "--about", "bob",
                   ).out.strip()
-    event = propose(a, "The flaky test is the clock one", evidence=["event:01J00000000000000000000000"])
+    event = propose(a, "The flaky test is the clock one", evidence=[f"event:{event_id}"])
     personal = propose(a, "Note to self: coffee before protos", "--scope", "personal")
     team = propose(a, "We release on Tuesdays", "--scope", "team")
     code, out = as_person(a, "project", "confirm", "bob", answers=[("Confirm bob", "y\n")])

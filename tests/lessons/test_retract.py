@@ -10,6 +10,7 @@ import pygit2
 from gitive.lessons.retract import NOT_ERASED
 from gitive.store import bodies, logs, refs
 from testing import fixtures
+from testing.bodies import age_loose_objects, blob_of, held_anywhere
 from testing.lessons import as_person, confirmed, hive_tips, index_db, propose
 from testing.machines import Machine
 
@@ -23,7 +24,7 @@ def _retract(machine: Machine, lesson: str, reason: str = "leaked a customer nam
 def _assert_forgotten(machine: Machine, lesson: str, hashes: list[str]) -> None:
     """No body store (own or fetched) and no index table on ``machine`` holds the lesson's text any more."""
     for h in hashes:
-        assert bodies.get(machine.repo, h) is None, f"{machine.name} still has body {h[:12]}"
+        assert held_anywhere(machine.repo, h) is None, f"{machine.name} still has body {h[:12]}"
     _assert_index_forgot(machine, lesson, hashes)
 
 
@@ -35,14 +36,18 @@ def _assert_index_forgot(machine: Machine, lesson: str, hashes: list[str]) -> No
     with index_db(machine) as conn:
         for h in hashes:
             assert conn.execute("SELECT 1 FROM lesson_bodies WHERE body_hash = ?", (h,)).fetchone() is None
-        assert conn.execute("SELECT 1 FROM lesson_fts WHERE lesson = ?", (lesson,)).fetchone() is None
+        assert conn.execute("SELECT 1 FROM lesson_text WHERE lesson = ?", (lesson,)).fetchone() is None
+        # No search row outlives its lesson's text: every FTS row belongs to a shown lesson.
+        assert conn.execute("SELECT count(*) FROM lesson_fts").fetchone() == conn.execute(
+            "SELECT count(*) FROM lesson_text").fetchone()
 
 
 def _has_text(machine: Machine, lesson: str, hashes: list[str]) -> None:
     for h in hashes:
-        assert bodies.get(machine.repo, h) is not None, f"{machine.name} lacks body {h[:12]}"
+        assert held_anywhere(machine.repo, h) is not None, f"{machine.name} lacks body {h[:12]}"
     with index_db(machine) as conn:
-        assert conn.execute("SELECT 1 FROM lesson_fts WHERE lesson = ?", (lesson,)).fetchone()
+        assert conn.execute("SELECT 1 FROM lesson_text t JOIN lesson_fts f ON f.rowid = t.fts_rowid "
+                            "WHERE t.lesson = ?", (lesson,)).fetchone()
     assert machine.json("lessons", "show", lesson)["text"]
 
 
@@ -52,7 +57,7 @@ def test_author_retraction_reaches_every_machine_and_late_copies_are_refused(
     text = "The staging database password is hunter2"
     lesson = propose(a, text)
     body_hash = a.json("lessons", "show", lesson)["body_hash"]
-    data = bodies.get(a.repo, body_hash)
+    data = held_anywhere(a.repo, body_hash)
     assert data is not None
     for m in (a, b, c):
         m.ok("sync")
@@ -66,7 +71,7 @@ def test_author_retraction_reaches_every_machine_and_late_copies_are_refused(
         m.ok("sync")
     for m in (a, b, c):
         _assert_forgotten(m, lesson, [body_hash])
-    assert bodies.get(pygit2.Repository(str(bare_remote)), body_hash) is None  # nor does the remote serve it
+    assert held_anywhere(pygit2.Repository(str(bare_remote)), body_hash) is None  # nor does the remote serve it
 
     # a peer that kept a copy (an old client) puts the body back and pushes it: every reader refuses it
     bodies.put(c.repo, c.key, c.team_id, body_hash, data)
@@ -77,7 +82,7 @@ def test_author_retraction_reaches_every_machine_and_late_copies_are_refused(
         assert (shown["state"], shown["text"]) == ("retracted", None)
         with index_db(m) as conn:
             assert conn.execute("SELECT 1 FROM lesson_bodies WHERE body_hash = ?", (body_hash,)).fetchone() is None
-            assert conn.execute("SELECT 1 FROM lesson_fts WHERE lesson = ?", (lesson,)).fetchone() is None
+            assert conn.execute("SELECT 1 FROM lesson_text WHERE lesson = ?", (lesson,)).fetchone() is None
     assert c.json("lessons", "show", lesson)["text"] is None
     b.ok("index", "rebuild")  # a reader that rebuilds its index from refs still refuses the copy
     assert b.json("lessons", "show", lesson)["text"] is None
@@ -85,7 +90,7 @@ def test_author_retraction_reaches_every_machine_and_late_copies_are_refused(
     # and C's own next sync drops the copy from its store again, so the remote stops serving it
     c.ok("sync")
     assert body_hash not in bodies.hashes(c.repo, c.id)
-    assert bodies.get(pygit2.Repository(str(bare_remote)), body_hash) is None
+    assert held_anywhere(pygit2.Repository(str(bare_remote)), body_hash) is None
 
 
 def test_reviewer_retraction_drops_the_author_body_and_the_reviewer_edit(trio: list[Machine]) -> None:
@@ -151,7 +156,7 @@ def test_a_tombstone_signed_without_the_right_is_ignored_by_readers(trio: list[M
         shown = m.json("lessons", "show", lesson)
         assert (shown["state"], shown["retraction"]) == ("proposed", None)
         assert shown["text"] == "Deploys go out on Tuesdays"
-    assert bodies.get(a.repo, shown["body_hash"]) is not None
+    assert held_anywhere(a.repo, shown["body_hash"]) is not None
 
 
 def test_the_project_owner_may_retract_a_members_lesson(trio: list[Machine]) -> None:
@@ -176,9 +181,9 @@ def test_retract_twice_is_refused(founder: Machine) -> None:
 
 
 def _body_blob(machine: Machine, body_hash: str) -> str:
-    repo = pygit2.Repository(str(machine.clone))
-    tip = refs.tip(repo, refs.bodies_ref(machine.id))
-    return str(repo[tip].tree[body_hash].id)
+    return blob_of(pygit2.Repository(str(machine.clone)), machine.id, body_hash)
+
+
 def test_gc_removes_a_retracted_body_blob_from_the_object_database(founder: Machine) -> None:
     a = founder
     lesson = propose(a, "The staging database password is hunter2")
@@ -187,8 +192,9 @@ def test_gc_removes_a_retracted_body_blob_from_the_object_database(founder: Mach
     a.ok("sync")
     _retract(a, lesson)
     a.ok("sync")
-    assert bodies.get(a.repo, body_hash) is None
+    assert held_anywhere(a.repo, body_hash) is None
     assert subprocess.run(["git", "cat-file", "-e", blob], cwd=a.clone).returncode == 0  # unreachable, still there
+    age_loose_objects(a.clone / ".git", 60)  # the lesson was written a minute ago (gc keeps the last 10 s)
     done = a.json("gc")
     assert done["pruned"]
     assert subprocess.run(["git", "cat-file", "-e", blob], cwd=a.clone, capture_output=True).returncode != 0

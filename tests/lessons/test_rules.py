@@ -102,11 +102,13 @@ def test_a_quote_about_its_own_speaker_is_not_hearsay(alice: Machine) -> None:
     assert alice.json("lessons", "show", lesson)["hearsay"] is False
 
 
-def test_a_quote_with_unreachable_evidence_is_not_checked_literally(alice: Machine) -> None:
-    lesson = alice.ok("lessons", "propose", "--kind", "Decision", "--text", "We ship on Tuesdays",
-                      "-e", "message:01J0000000000000000000000", "--quote", "Tuesdays it is",
-                      "--speaker", "alice").out.strip()
-    assert alice.json("lessons", "show", lesson)["evidence"][0]["kind"] == "message"
+def test_made_up_evidence_is_refused_rather_than_left_unchecked(alice: Machine) -> None:
+    # Events, messages and approvals are looked up (tests/lessons/test_evidence.py): a made-up one is refused.
+    before = hive_tips(alice)
+    for spec in ("message:01J0000000000000000000000A", "event:0123456789abcdef", "approval:0123456789abcdef"):
+        one_line_error(alice.run("lessons", "propose", "--kind", "Decision", "--text", "We ship on Tuesdays",
+                                 "-e", spec, "--quote", "Tuesdays it is", "--speaker", "alice"), spec)
+    assert hive_tips(alice) == before
 
 
 def test_an_identical_proposal_gives_the_same_id_and_no_new_entry(alice: Machine) -> None:

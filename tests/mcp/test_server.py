@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from testing import fixtures
+from testing import fixtures, live
 from testing.machines import Machine
 from tests.mcp.conftest import (
     INVOICE_FILE,
@@ -41,6 +41,9 @@ async def test_the_tool_list_is_exactly_these_tools(team: Team) -> None:
     assert not [t.name for t in listed if FORBIDDEN.search(t.name)]
     hints = {t.name: t.annotations.read_only_hint for t in listed if t.annotations}
     assert hints == {name: name not in WRITERS for name in TOOLS}
+    # A second send with the same arguments sends a second message: send_message is not idempotent.
+    idempotent = {t.name: t.annotations.idempotent_hint for t in listed if t.annotations}
+    assert idempotent == {name: name != "send_message" for name in TOOLS}
     for tool in listed:
         assert tool.description and tool.input_schema["type"] == "object"
 
@@ -65,7 +68,8 @@ async def test_search_memory_returns_provenance_and_frames(team: Team) -> None:
     assert first["id"] == team.session_lesson
     assert (first["state"], first["verified"], first["scope"]) == ("verified", True, "project")
     assert (first["author"], first["reviewer"], first["label"]) == ("bob", "alice", None)
-    assert first["age_days"] >= 0 and first["stale"] == [] and first["files"] == [SESSION_FILE]
+    # The cited file, and the file the cited commit (HEAD~1, "add invoices") changed.
+    assert first["age_days"] >= 0 and first["stale"] == [] and first["files"] == [SESSION_FILE, INVOICE_FILE]
     opening = f'<team-memory id="{team.session_lesson}" scope="project" reviewed-by="alice"'
     assert first["frame"].startswith(opening)
     assert first["frame"].split("\n")[0].endswith(" verified>")
@@ -154,10 +158,11 @@ async def test_get_memory_context_gives_a_card_in_frames_and_data(team: Team) ->
 
 async def test_propose_lesson_creates_a_proposed_lesson_awaiting_review(team: Team) -> None:
     text = "Invoice numbers are allocated by the database sequence; never compute them in Python."
+    session = live.session_address(team.alice, "claude-s1")  # a label must be one of this machine's sessions
     async with client(team.alice) as c:
         result = await c.call_tool("propose_lesson", {
             "kind": "Gotcha", "text": text, "evidence": [f"file:{INVOICE_FILE}", "commit:HEAD"],
-            "tags": ["billing"], "session": "alice/api-claude"})
+            "tags": ["billing"], "session": session})
     assert not result.is_error, _text(result)
     done = result.structured_content
     assert (done["state"], done["verified"], done["created"]) == ("proposed", False, True)
@@ -165,7 +170,7 @@ async def test_propose_lesson_creates_a_proposed_lesson_awaiting_review(team: Te
     found = _catalog(team.alice, done["id"])
     assert (found["state"], found["text"]) == ("proposed", text)
     assert (found["author"], found["reviewer"]) == ("alice", None)
-    assert found["session"] == "alice/api-claude" and found["tags"] == ["billing"]
+    assert found["session"] == session and found["tags"] == ["billing"]
 
 
 async def test_a_refused_proposal_is_a_one_line_tool_error(team: Team) -> None:

@@ -16,7 +16,7 @@ from gitive.constants import ENTRY_FILE
 from gitive.core import canonical, signed
 from gitive.core.keys import load_or_create_key, machine_id
 from gitive.errors import NotARepository
-from gitive.store import bodies, guard, logs, refs, serverhook, snapshots
+from gitive.store import bodies, guard, logs, presence, refs, serverhook
 from testing.fixtures import init_bare, init_repo, run_git
 
 TEAM = "ab" * 16
@@ -250,10 +250,7 @@ def test_presence_rewritten_by_owner_accepted(server: Path, client: pygit2.Repos
     me = machine_id(key_a)
     spec = f"+{refs.presence_ref(me)}:{refs.presence_ref(me)}"
     for doing in (b"editing api.py", b"idle"):
-        builder = client.TreeBuilder()
-        builder.insert("presence.json", client.create_blob(doing), _BLOB)
-        refs.force_set(client, refs.presence_ref(me),
-                       snapshots.write(client, key_a, TEAM, "presence", builder.write(), "presence"), "test")
+        assert presence.publish(client, key_a, TEAM, doing)
         result = push(client, server, spec)
         assert result.returncode == 0, result.stderr
 

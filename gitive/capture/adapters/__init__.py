@@ -1,25 +1,30 @@
 """One adapter per harness, all with the same shape: how its hook payloads read, and how to answer it.
 
-The contract of each harness, in one place (ECOSYSTEM-NOTES; ``hive-overview.md`` part 2 §3.6):
+The contract of each harness, in one place (ECOSYSTEM-NOTES; ``hive-overview.md`` part 2 §3.6). A teammate's
+text only ever goes through a *context* channel; where a harness offers nothing but a continuation prompt
+(which it submits as its user's words), gitive answers no-opinion and the items wait for the next context
+channel. Caps are UTF-8 bytes of one context field.
 
-| harness | config file            | our event    | its hook           | context reply                                         | no-opinion |
-|---------|------------------------|--------------|--------------------|-------------------------------------------------------|------------|
-| claude  | .claude/settings.json  | session-start| SessionStart       | hookSpecificOutput.additionalContext                  | ``{}``     |
-|         |                        | prompt       | UserPromptSubmit   | hookSpecificOutput.additionalContext                  | ``{}``     |
-|         |                        | post-tool    | PostToolUse        | hookSpecificOutput.additionalContext                  | ``{}``     |
-|         |                        | post-tool-failure | PostToolUseFailure | hookSpecificOutput.additionalContext           | ``{}``     |
-|         |                        | stop         | Stop               | decision=block + reason (never when stop_hook_active) | ``{}``     |
-|         |                        | session-end  | SessionEnd         | (none: output is not read)                            | ``{}``     |
-| codex   | .codex/hooks.json      | same events and shapes as claude (input adds ``turn_id``)                   | ``{}``     |
-| cursor  | .cursor/hooks.json     | session-start| sessionStart       | additional_context                                    | ``{}``     |
-|         |                        | post-tool    | postToolUse        | additional_context                                    | ``{}``     |
-|         |                        | stop         | stop               | followup_message                                      | ``{}``     |
-| gemini  | .gemini/settings.json  | session-start| SessionStart       | hookSpecificOutput.additionalContext                  | ``{}``     |
-|         |                        | post-tool    | AfterTool          | hookSpecificOutput.additionalContext                  | ``{}``     |
-|         |                        | session-end  | SessionEnd         | (none)                                                | ``{}``     |
+| harness | config file           | our event         | its hook           | context channel                      | messages | cap   |
+|---------|-----------------------|-------------------|--------------------|--------------------------------------|----------|-------|
+| claude  | .claude/settings.json | session-start     | SessionStart       | hookSpecificOutput.additionalContext | yes      | 9,000 |
+|         |                       | prompt            | UserPromptSubmit   | hookSpecificOutput.additionalContext | yes      |       |
+|         |                       | post-tool         | PostToolUse        | hookSpecificOutput.additionalContext | yes      |       |
+|         |                       | post-tool-failure | PostToolUseFailure | hookSpecificOutput.additionalContext | yes      |       |
+|         |                       | stop              | Stop               | none (``decision: block`` continues) | wait     |       |
+|         |                       | session-end       | SessionEnd         | none (output is not read)            | wait     |       |
+| codex   | .codex/hooks.json     | as claude, without post-tool-failure and session-end; Stop's    | wait     | 8,000 |
+|         |                       | ``reason`` becomes a new user prompt                              |          |       |
+| cursor  | .cursor/hooks.json    | session-start     | sessionStart       | additional_context (fire-and-forget) | wait     | 8,000 |
+|         |                       | post-tool         | postToolUse        | additional_context                   | yes      |       |
+|         |                       | stop              | stop               | none (``followup_message`` is a user message) | wait |  |
+| gemini  | .gemini/settings.json | session-start     | SessionStart       | hookSpecificOutput.additionalContext | yes      | 8,000 |
+|         |                       | post-tool         | AfterTool          | hookSpecificOutput.additionalContext | yes      |       |
+|         |                       | session-end       | SessionEnd         | none                                 | wait     |       |
 
-No adapter ever answers ``allow``/``approve`` or registers a pre-tool hook: on several harnesses that reads as
-pre-approval. opencode takes TypeScript plugins rather than command hooks; it is reached through MCP only.
+Every no-opinion reply is ``{}``. No adapter ever answers ``allow``/``approve`` or registers a pre-tool hook:
+on several harnesses that reads as pre-approval. opencode takes TypeScript plugins rather than command hooks;
+it is reached through MCP only.
 """
 
 from __future__ import annotations

@@ -17,20 +17,26 @@ PLAN_TOOLS = {"todowrite", "update_plan", "write_todos"}
 
 
 class Adapter:
-    """How one harness speaks: its hook names, how to read a payload, how to answer.
+    """How one harness speaks: its hook names, how to read a payload, where context may go, how to answer.
 
-    A plain class on purpose: ``dataclasses`` costs ~20 ms to import, and this runs in every hook.
+    ``context`` lists our events whose reply has a context channel (text the model reads as context, never
+    as its user's words); ``mail`` the subset where teammates' messages and notices may be delivered;
+    ``cap`` the most UTF-8 bytes one context field may hold. A plain class on purpose: ``dataclasses``
+    costs ~20 ms to import, and this runs in every hook.
     """
 
-    __slots__ = ("cwd_key", "extra", "hooks", "name", "reply", "session_key", "tool_fields")
+    __slots__ = ("cap", "context", "cwd_key", "extra", "hooks", "mail", "name", "reply", "session_key",
+                 "tool_fields")
 
     def __init__(self, name: str, hooks: dict[str, str], session_key: Callable[[dict[str, Any]], str | None],
                  cwd_key: Callable[[dict[str, Any]], str | None],
-                 reply: Callable[[str, str | None, dict[str, Any]], str],
+                 reply: Callable[[str, str | None, dict[str, Any]], str], *, context: frozenset[str],
+                 mail: frozenset[str], cap: int,
                  tool_fields: tuple[str, str, str] = ("tool_name", "tool_input", "tool_response"),
                  extra: dict[str, Any] | None = None) -> None:
         self.name, self.hooks, self.session_key, self.cwd_key = name, hooks, session_key, cwd_key
         self.reply, self.tool_fields, self.extra = reply, tool_fields, extra or {}
+        self.context, self.mail, self.cap = context, mail & context, cap
 
 
 def hook_specific(event_name: str, context: str) -> str:
@@ -43,3 +49,7 @@ def first_str(payload: dict[str, Any], *keys: str) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
+
+
+def fits(text: str, cap: int) -> bool:
+    return len(text.encode("utf-8", "surrogatepass")) <= cap

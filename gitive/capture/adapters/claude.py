@@ -1,8 +1,13 @@
-"""Claude Code: ``.claude/settings.json`` hooks; context through ``hookSpecificOutput.additionalContext``."""
+"""Claude Code: ``.claude/settings.json`` hooks; context through ``hookSpecificOutput.additionalContext``.
+
+``Stop`` offers only ``decision: block`` with a ``reason``, which Claude reads as why it must go on: a
+continuation prompt, not context. So nothing is ever said at ``Stop``; what waits is shown at the next tool
+call or session start. Each context field holds at most 10,000 characters (more is saved to a file and only a
+preview is shown): gitive keeps a field under 9,000 UTF-8 bytes.
+"""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from gitive.capture.adapters.base import NO_OPINION, Adapter, first_str, hook_specific
@@ -10,16 +15,13 @@ from gitive.capture.adapters.base import NO_OPINION, Adapter, first_str, hook_sp
 NAME = "claude"
 HOOKS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit", "post-tool": "PostToolUse",
          "post-tool-failure": "PostToolUseFailure", "stop": "Stop", "session-end": "SessionEnd"}
+CONTEXT = frozenset({"session-start", "prompt", "post-tool", "post-tool-failure"})
+CAP = 9_000
 
 
 def reply(event: str, context: str | None, payload: dict[str, Any]) -> str:
-    if not context or event == "session-end":
+    if not context or event not in CONTEXT:
         return NO_OPINION
-    if event == "stop":
-        # Blocking a stop shows the reason to the model; never twice in a row, or the agent never stops.
-        if payload.get("stop_hook_active"):
-            return NO_OPINION
-        return json.dumps({"decision": "block", "reason": context})
     return hook_specific(HOOKS[event], context)
 
 
@@ -29,4 +31,7 @@ ADAPTER = Adapter(
     session_key=lambda p: first_str(p, "session_id"),
     cwd_key=lambda p: first_str(p, "cwd"),
     reply=reply,
+    context=CONTEXT,
+    mail=CONTEXT,
+    cap=CAP,
 )

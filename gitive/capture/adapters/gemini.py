@@ -1,4 +1,8 @@
-"""Gemini CLI: ``.gemini/settings.json`` hooks (SessionStart, AfterTool, SessionEnd), Claude-like shapes."""
+"""Gemini CLI: ``.gemini/settings.json`` hooks (SessionStart, AfterTool, SessionEnd), Claude-like shapes.
+
+AfterTool context is appended to the tool's result as ``<hook_context>``. Gemini documents no size cap for
+``additionalContext``: gitive keeps it under Codex's, 8,000 UTF-8 bytes.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +12,12 @@ from gitive.capture.adapters.base import NO_OPINION, Adapter, first_str, hook_sp
 
 NAME = "gemini"
 HOOKS = {"session-start": "SessionStart", "post-tool": "AfterTool", "session-end": "SessionEnd"}
+CONTEXT = frozenset({"session-start", "post-tool"})
+CAP = 8_000
 
 
 def reply(event: str, context: str | None, payload: dict[str, Any]) -> str:
-    if not context or event not in ("session-start", "post-tool"):
+    if not context or event not in CONTEXT:
         return NO_OPINION
     return hook_specific(HOOKS[event], context)
 
@@ -22,4 +28,7 @@ ADAPTER = Adapter(
     session_key=lambda p: first_str(p, "session_id"),
     cwd_key=lambda p: first_str(p, "cwd"),
     reply=reply,
+    context=CONTEXT,
+    mail=CONTEXT,
+    cap=CAP,
 )

@@ -1,0 +1,166 @@
+"""The files each lesson's evidence touches, as indexed tables: search and the hook look files up, never scan.
+
+``paths`` interns every cited path once (with its directory, file name and how many lessons cite it);
+``lesson_files`` maps a path to the lessons citing it by integer keys (the lesson's rowid in ``lessons``),
+so a lesson costs a few bytes per file. A file comes from ``file:`` evidence, or from ``commit:`` evidence:
+the files that commit changed, carried in the evidence item since proposals record them, or looked up in the
+local repositories for lessons proposed before that. Lessons are only ever inserted, so rows only grow.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    import pygit2
+
+VIA_FILE, VIA_COMMIT = 1, 2
+MAX_COMMIT_FILES = 64  # a commit touching more than this many files says little about any one of them
+EXACT, SAME_DIR, SAME_NAME = 1.0, 0.4, 0.3
+
+
+def split(path: str) -> tuple[str, str]:
+    directory, _, name = path.rpartition("/")
+    return directory, name
+
+
+def cited(evidence: Any) -> dict[str, int]:
+    """Path -> how it is cited (``VIA_FILE`` beats ``VIA_COMMIT``), from a lesson's evidence items."""
+    out: dict[str, int] = {}
+    for item in evidence if isinstance(evidence, list) else []:
+        if not isinstance(item, dict):
+            continue
+        if item.get("kind") == "file" and isinstance(item.get("path"), str):
+            out[item["path"]] = VIA_FILE
+        elif item.get("kind") == "commit" and isinstance(item.get("files"), list):
+            for path in item["files"][:MAX_COMMIT_FILES]:
+                if isinstance(path, str) and path:
+                    out.setdefault(path, VIA_COMMIT)
+    return out
+
+
+def add(conn: sqlite3.Connection, lesson: str, paths: dict[str, int]) -> None:
+    """Record that ``lesson`` cites ``paths`` (idempotent: a path already recorded for it is skipped)."""
+    row = conn.execute("SELECT rowid FROM lessons WHERE id = ?", (lesson,)).fetchone()
+    if row is None or not paths:
+        return
+    for path, via in sorted(paths.items()):
+        directory, name = split(path)
+        conn.execute("INSERT OR IGNORE INTO paths(path, dir, name, lessons) VALUES (?, ?, ?, 0)",
+                     (path, directory, name))
+        (pid,) = conn.execute("SELECT id FROM paths WHERE path = ?", (path,)).fetchone()
+        before = conn.total_changes
+        conn.execute("INSERT OR IGNORE INTO lesson_files(path, lesson, via) VALUES (?, ?, ?)", (pid, row[0], via))
+        if conn.total_changes > before:
+            conn.execute("UPDATE paths SET lessons = lessons + 1 WHERE id = ?", (pid,))
+
+
+def files_of(conn: sqlite3.Connection, lesson_rowids: Iterable[int]) -> dict[int, list[str]]:
+    """The cited paths of each lesson (by rowid)."""
+    out: dict[int, list[str]] = {}
+    listed = json.dumps(sorted(set(lesson_rowids)))
+    for lesson, path in conn.execute(
+            "SELECT f.lesson, p.path FROM json_each(?) j CROSS JOIN lesson_files f ON f.lesson = j.value "
+            "JOIN paths p ON p.id = f.path ORDER BY p.path", (listed,)):
+        out.setdefault(lesson, []).append(path)
+    return out
+
+
+def resolve_commits(conn: sqlite3.Connection, stores: Sequence[pygit2.Repository], lessons: set[str]) -> None:
+    """Give lessons whose commit evidence predates recorded files the files those commits changed, where a
+    local repository has the commit (a commit it lacks is looked up again when the lesson is next touched)."""
+    from gitive.store.objects import changed_files
+
+    if not lessons:
+        return
+    rows = conn.execute("SELECT id, evidence FROM lessons WHERE id IN (SELECT value FROM json_each(?))",
+                        (json.dumps(sorted(lessons)),)).fetchall()
+    for lesson, evidence in rows:
+        for item in json.loads(evidence):
+            if not isinstance(item, dict) or item.get("kind") != "commit" or "files" in item:
+                continue
+            for repo in stores:
+                found = changed_files(repo, str(item.get("ref", "")))
+                if found is not None:
+                    add(conn, lesson, dict.fromkeys(found[:MAX_COMMIT_FILES], VIA_COMMIT))
+                    break
+
+
+class Match(NamedTuple):
+    """One query file's match to a cited path: which query file, the path's id, how close, how common."""
+
+    query: int
+    path: int
+    closeness: float
+    lessons: int
+
+
+def matches(conn: sqlite3.Connection, files: Sequence[str], *, near: bool = True) -> list[Match]:
+    """Cited paths equal to one of ``files`` (and, with ``near``, in the same directory or with the same file
+    name), through the ``paths`` indexes: one indexed lookup per file and relation."""
+    out: list[Match] = []
+    for n, path in enumerate(files):
+        directory, name = split(path)
+        best: dict[int, tuple[float, int]] = {}
+        clauses = [("path", path, EXACT)]
+        if near:
+            clauses += [("name", name, SAME_NAME)] + ([("dir", directory, SAME_DIR)] if directory else [])
+        for column, value, closeness in clauses:
+            for pid, count in conn.execute(f"SELECT id, lessons FROM paths WHERE {column} = ? LIMIT 256", (value,)):
+                if closeness > best.get(pid, (0.0, 0))[0]:
+                    best[pid] = (closeness, count)
+        out += [Match(n, pid, closeness, count) for pid, (closeness, count) in best.items()]
+    return out
+
+
+def rarity(cited_by: int, total: int) -> float:
+    """How much a match on a path cited by ``cited_by`` of ``total`` lessons tells (1 for a rare one).
+
+    A file half the lessons cite is weak evidence that any one of them is the one that matters; one cited by
+    a handful is strong. Smoothed so a moderately common file still counts for something.
+    """
+    if cited_by <= 1 or total <= 1:
+        return 1.0
+    return max(0.25, 1.0 - math.log(cited_by) / math.log(max(total, 2) * 4))
+
+
+# Per lesson: the best closeness per query file (weighted by rarity), then the best one plus a quarter of the
+# others, as ``recall_present.file_overlap`` adds them; ``{among}`` optionally narrows to given lessons.
+_SCORE = """
+    WITH q AS (SELECT json_extract(value, '$[0]') AS qf, json_extract(value, '$[1]') AS pid,
+                      json_extract(value, '$[2]') AS w FROM json_each(?1)),
+    per AS (SELECT f.lesson AS lesson, q.qf AS qf, max(q.w) AS w FROM q CROSS JOIN lesson_files f ON f.path = q.pid
+            {among} GROUP BY f.lesson, q.qf),
+    scored AS (SELECT lesson, max(w) + 0.25 * (sum(w) - max(w)) AS s FROM per GROUP BY lesson)
+    SELECT l.id, min(s, 1.5) FROM scored CROSS JOIN lessons l ON l.rowid = scored.lesson
+    ORDER BY s DESC, l.at DESC LIMIT ?2
+"""
+_AMONG = "WHERE f.lesson IN (SELECT l.rowid FROM json_each(?3) j CROSS JOIN lessons l ON l.id = j.value)"
+
+
+def weights(conn: sqlite3.Connection, files: Sequence[str]) -> str:
+    """The JSON list of (query file, path id, weight) that scores lessons against ``files`` ("[]": none)."""
+    found = matches(conn, files) if files else []
+    if not found:
+        return "[]"
+    total = conn.execute("SELECT max(rowid) FROM lessons").fetchone()[0] or 1
+    return json.dumps([[m.query, m.path, m.closeness * rarity(m.lessons, total)] for m in found])
+
+
+def candidates(conn: sqlite3.Connection, weighted: str, limit: int) -> dict[str, float]:
+    """The ``limit`` lessons whose evidence is nearest the files ``weighted`` was made for: id -> overlap."""
+    if weighted == "[]":
+        return {}
+    return dict(conn.execute(_SCORE.format(among=""), (weighted, limit)).fetchall())
+
+
+def overlap_of(conn: sqlite3.Connection, weighted: str, lessons: Iterable[str]) -> dict[str, float]:
+    """The overlap of just ``lessons`` (those not among the best candidates) with the same files."""
+    listed = json.dumps(sorted(lessons))
+    if weighted == "[]" or listed == "[]":
+        return {}
+    return dict(conn.execute(_SCORE.format(among=_AMONG), (weighted, -1, listed)).fetchall())
