@@ -3,8 +3,10 @@
 Alice founds a team and invites Bob and Carol; each joins from a clone while Alice is offline; everyone
 syncs and sees the same roster. Alice's agent proposes a lesson, Bob reviews it at his terminal, and Carol's
 agent is shown it when its session starts. Carol writes to Alice's live session, which sees the message at
-its next tool call. Alice retracts the lesson and it is gone everywhere. Then Mallory, who is not a member,
-forges entries and every reader refuses them. Nothing is left behind outside the temporary directory.
+its next tool call. Alice retracts the lesson and it is gone everywhere. An always-on box joins as the team's
+anchor; Bob's agent owes "remove the grace period once auth-rotation is merged", Alice merges the branch on the
+remote, and the anchor, started after the merge, fires it late. Then Mallory, who is not a member, forges
+entries and every reader refuses them. Nothing is left behind outside the temporary directory.
 """
 
 from __future__ import annotations
@@ -52,10 +54,13 @@ class Machine:
                               capture_output=True, check=True)
         return done.stdout
 
-    def gitive(self, *args: str, check: bool = True, show: bool = True) -> subprocess.CompletedProcess[str]:
+    def gitive(self, *args: str, check: bool = True, show: bool = True, agent: bool = False
+               ) -> subprocess.CompletedProcess[str]:
         if show:
-            print(f"{DIM}[{self.name}]$ gitive {' '.join(a if len(a) < 40 else a[:24] + '…' for a in args)}{END}")
-        done = subprocess.run([GITIVE, *args], cwd=self.clone, env=self.env, text=True, capture_output=True)
+            who = f"{self.name}'s agent" if agent else self.name
+            print(f"{DIM}[{who}]$ gitive {' '.join(a if len(a) < 40 else a[:24] + '…' for a in args)}{END}")
+        env = {**self.env, "GITIVE_AGENT": "1"} if agent else self.env
+        done = subprocess.run([GITIVE, *args], cwd=self.clone, env=env, text=True, capture_output=True)
         if show:
             for line in (done.stdout + done.stderr).splitlines():
                 print(f"    {line}")
@@ -164,6 +169,38 @@ def memory_and_mail(alice: Machine, bob: Machine, carol: Machine) -> None:
     carol.gitive("lessons", "show", lesson[:12])
 
 
+def future_tense(root: Path, remote: Path, alice: Machine, bob: Machine) -> None:
+    step("Alice (an admin) invites an anchor; an always-on box joins with that code and takes a first look")
+    code = alice.gitive("invite", "--anchor", show=True).stdout.strip()
+    box = Machine(root, "box", remote)
+    box.gitive("join", code, "--machine", "box")
+    box.gitive("anchor", "run", "--once", show=False)  # its baseline: the branches and logs as they are now
+
+    step("Alice pushes the auth-rotation branch; Bob's agent owes a follow-up once it is merged")
+    alice.git("checkout", "-q", "-b", "auth-rotation")
+    (alice.clone / "auth.py").write_text("GRACE_PERIOD_S = 300  # old tokens accepted while clients rotate\n")
+    alice.git("add", "auth.py")
+    alice.git("commit", "-q", "-m", "auth: rotate signing keys, accept old tokens for a grace period")
+    alice.git("push", "-q", "origin", "auth-rotation")
+    alice.git("checkout", "-q", "main")
+    bob.gitive("sync", show=False)
+    bob.gitive("owe", "--when", 'e.event.action == "vcs.merged" && e.branch == "auth-rotation"',
+               "--do", "remove the grace period", agent=True, check=False)
+    bob.gitive("owe", "--when", 'e.event.action == "vcs.merged" && e.vcs.branch == "auth-rotation"',
+               "--do", "remove the grace period", "--to", "alice", "--file", "auth.py", agent=True)
+    bob.gitive("owed")
+
+    step("The anchor is down; Alice merges auth-rotation on the remote (as a git host would) and deletes it")
+    alice.git("merge", "-q", "--no-ff", "-m", "Merge branch 'auth-rotation'", "auth-rotation")
+    alice.git("push", "-q", "origin", "HEAD:refs/heads/main", ":auth-rotation")
+
+    step("The anchor starts after the merge: it replays from its cursors and fires the obligation, late")
+    box.gitive("anchor", "run", "--once")
+    box.gitive("anchor", "status")
+    bob.gitive("sync", show=False)
+    bob.gitive("owed")
+
+
 def forge(mallory: Machine, victim_id: str) -> None:
     """Mallory writes two forgeries with the library, as an attacker with write access to the remote could."""
     code = f"""
@@ -229,6 +266,7 @@ def main() -> int:
             m.gitive("team")
 
         memory_and_mail(alice, bob, carol)
+        future_tense(root, remote, alice, bob)
 
         step("Mallory (not a member) pushes forged entries straight to the remote")
         alice_id = alice.gitive("team", "--json", show=False).stdout

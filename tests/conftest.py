@@ -56,6 +56,7 @@ def gitive_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "gitive-home"
     monkeypatch.setenv("GITIVE_HOME", str(home))
     monkeypatch.delenv("GITIVE_NOW_MS", raising=False)
+    monkeypatch.delenv("GITIVE_CLOCK_FILE", raising=False)
     # What a hook says must not depend on how loaded the machine is: hook calls get 3 s instead of 150 ms.
     # The tests of the budget itself (tests/capture/test_budget.py) run with the default.
     monkeypatch.setenv("GITIVE_HOOK_BUDGET_MS", "3000")

@@ -18,7 +18,7 @@ WITHOUT_JSON = {"team remove", "server install-hook", "server uninstall-hook", "
                 "review", "review approve", "review reject", "release", "daemon run", "mcp"}
 # Commands that read the hive's state: these must exist and accept --json whatever else changes.
 READERS = {"team", "log", "doctor", "sync", "index rebuild", "lessons list", "lessons show", "lessons search",
-           "who", "inbox", "held", "status", "daemon status", "project"}
+           "who", "inbox", "held", "status", "daemon status", "project", "owed", "anchor status", "routing"}
 
 
 def _tree() -> Any:

@@ -19,7 +19,7 @@ import sqlite3
 import sys
 from typing import Any
 
-from gitive.capture import daemon_client, events, framing, locate, matching, normalize, sessions
+from gitive.capture import daemon_client, events, framing, locate, matching, normalize, owed, sessions
 from gitive.capture.adapters import ADAPTERS
 from gitive.capture.adapters.base import NO_OPINION, Adapter, fits
 from gitive.capture.deadline import Deadline
@@ -89,6 +89,23 @@ def _lessons(kind: str, event: dict[str, Any], found: locate.Located | None, sho
     except sqlite3.Error as exc:
         print(f"gitive-hook: no lessons this time ({exc})", file=sys.stderr)
         return []
+    finally:
+        conn.close()
+
+
+def _owed(event: dict[str, Any], found: locate.Located | None, deadline: Deadline) -> str:
+    """The card's "owed here" lines: open obligations on the files this session works on ("" when none)."""
+    if found is None or deadline.expired():
+        return ""
+    conn = matching.connect(locate.index_path(found))
+    if conn is None:
+        return ""
+    try:
+        conn.set_progress_handler(deadline.expired, 1000)
+        session = event.get("session") or {}
+        return owed.block(conn, _session_files(session.get("id"), session.get("working_directory"), deadline)) or ""
+    except sqlite3.Error:
+        return ""
     finally:
         conn.close()
 
@@ -179,6 +196,11 @@ def handle(harness: str, kind: str, payload: dict[str, Any], deadline: Deadline 
                 events.append(events.make("team.lesson.injected", harness=harness, session=session, cwd=cwd,
                                           lesson={"id": c.id}, delivery={"tier": "turn", "hook": kind}))
             state["shown"] = sorted(shown | {c.id for c in found_lessons[:taken]})
+    if kind == "session-start" and kind in adapter.context:
+        owed_here = _owed(event, found, deadline)
+        joined = SEPARATOR.join(t for t in (lessons_text, owed_here) if t)
+        if owed_here and fits(joined, adapter.cap):
+            lessons_text = joined
     texts: list[str] = []
     ids: list[str] = []
     if session and kind in adapter.mail:  # elsewhere items wait: never a continuation prompt

@@ -34,6 +34,9 @@ def install(
     interval: float | None = typer.Option(
         None, "--interval", help="With --service: seconds between the daemon's syncs (default 30). "
                                  "Example: gitive install --service --interval 60"),
+    anchor: bool = typer.Option(
+        False, "--anchor", help="With --service, on the anchor machine: register the anchor's tick for this "
+                                "repository instead of the daemon. Example: gitive install --service --anchor"),
     as_json: bool = typer.Option(False, "--json", help="Print what was written as JSON."),
 ) -> int:
     """Write gitive's harness hooks, MCP server entry and git hooks into this repository.
@@ -52,6 +55,10 @@ def install(
 
     if interval is not None and not service:
         raise GitiveError("--interval goes with --service: gitive install --service --interval 60")
+    if anchor:
+        if not service:
+            raise GitiveError("--anchor goes with --service: gitive install --service --anchor")
+        return _install_anchor(interval, as_json)
     interval = svc.DEFAULT_INTERVAL if interval is None else interval
     if service:
         svc.validate(sys.executable, interval)  # before the repository parts are written
@@ -84,6 +91,8 @@ def uninstall(
     service: bool = typer.Option(
         False, "--service", help="Stop and remove the daemon's user service for this $GITIVE_HOME; works "
                                  "outside a repository. Example: gitive uninstall --service"),
+    anchor: bool = typer.Option(False, "--anchor", help="With --service: remove the anchor's service instead. "
+                                                        "Example: gitive uninstall --service --anchor"),
     as_json: bool = typer.Option(False, "--json", help="Print what was removed as JSON."),
 ) -> int:
     """Remove exactly what gitive install added.
@@ -95,9 +104,19 @@ def uninstall(
 
     Example: gitive uninstall --harness cursor
     """
+    from gitive.errors import GitiveError
     from gitive.install import installer
     from gitive.install import service as svc
 
+    if anchor:
+        if not service:
+            raise GitiveError("--anchor goes with --service: gitive uninstall --service --anchor")
+        done = svc.uninstall(svc.anchor_unit(""))
+        if as_json:
+            emit_json({"service": done})
+        else:
+            _print_service_uninstall(done)
+        return 0
     everything = harness is None and not git_hooks and not service
     names, hooks, repo = _selection(harness, git_hooks, service, tuple(installer.HARNESSES))
     report = installer.uninstall(None, names, hooks) if repo else None
@@ -154,17 +173,36 @@ def _selection(harness: str | None, git_hooks: bool, service: bool, default: tup
     return (harness_names(harness) if harness else []), git_hooks, True
 
 
+def _install_anchor(interval: float | None, as_json: bool) -> int:
+    """``gitive install --service --anchor``: the anchor's loop for this repository, as a user service."""
+    from gitive.anchor.config import load
+    from gitive.anchor.runner import require_anchor
+    from gitive.install import service as svc
+    from gitive.store.repo import open_repo, workdir
+    from gitive.team.hive import open_hive
+
+    repo = str(workdir(open_repo()))
+    require_anchor(open_hive(repo))
+    unit = svc.anchor_unit(repo)
+    done = svc.install(sys.executable, interval if interval is not None else load().interval, unit=unit)
+    if as_json:
+        emit_json({"service": done})
+    else:
+        _print_service_install(done, "`gitive anchor status` shows its last tick")
+    return 0
+
+
 def _repo_dict(report: Any) -> dict[str, Any]:
     return report.as_dict() if report is not None else {"repository": None, "files": [], "git_hooks": None}
 
 
-def _print_service_install(unit: dict[str, Any]) -> None:
+def _print_service_install(unit: dict[str, Any], check: str = "`gitive status` shows whether the daemon answers"
+                           ) -> None:
     verb = "wrote" if unit["outcome"] == "written" else "already in place"
     if unit["hint"]:
         console.print(f"{verb} {unit['path']}; {unit['hint']}")
     else:
-        console.print(f"{verb} {unit['path']}; service {unit['name']} started: `gitive status` shows whether "
-                      "the daemon answers")
+        console.print(f"{verb} {unit['path']}; service {unit['name']} started: {check}")
 
 
 def _print_service_uninstall(unit: dict[str, Any]) -> None:

@@ -46,8 +46,12 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "ui": ("ui",),
     "learn": ("learn",),
     "skills": ("skills",),
+    "owe": ("owe", "owed", "obligation"),
+    "anchor": ("anchor",),
+    "routing": ("routing",),
 }
-_GROUPS = {"daemon", "lessons", "review", "project", "index", "server", "skills"}  # modules that are one Typer group
+# modules that are one Typer group, named like the module
+_GROUPS = {"daemon", "lessons", "review", "project", "index", "server", "skills", "anchor", "routing"}
 _registered: set[str] = set()
 
 

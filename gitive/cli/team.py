@@ -68,6 +68,8 @@ def invite(
     reusable: bool = typer.Option(False, "--reusable", help="Let the code admit several machines."),
     days: float = typer.Option(7.0, "--days", min=0.01, help="Days until the invite expires."),
     person: str | None = typer.Option(None, "--person", help="Only admit a machine of this person."),
+    anchor: bool = typer.Option(False, "--anchor", help="Admit the team's anchor machine (admins only); it joins "
+                                                        "as the person `anchor`. See docs/anchor.md."),
     no_push: bool = typer.Option(False, "--no-push", help="Write the invite but do not sync it now."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
@@ -75,26 +77,32 @@ def invite(
 
     The code is a secret: send it privately. Only its hash is stored in the team's refs.
 
-    Example: gitive invite --days 2
+    Example: gitive invite --days 2   (an anchor: gitive invite --anchor)
     """
     from gitive.index import sync as syncing
     from gitive.index.refresh import fresh_index
-    from gitive.team import ops
+    from gitive.team import anchors, ops
     from gitive.team.hive import open_hive
 
+    if anchor and (person or reusable):
+        raise typer.BadParameter("--anchor admits one anchor machine: leave out --person and --reusable")
     hive = open_hive()
     ops.require_remote(hive, "nobody could redeem an invite")
     with fresh_index(hive) as (conn, _):
-        code, record = ops.create_invite(hive, conn, reusable=reusable, ttl_ms=int(days * 86_400_000),
-                                         person=person)
+        if anchor:
+            code, record = anchors.invite_anchor(hive, conn, ttl_ms=int(days * 86_400_000))
+        else:
+            code, record = ops.create_invite(hive, conn, reusable=reusable, ttl_ms=int(days * 86_400_000),
+                                             person=person)
     report = None if no_push else syncing.run(hive)
     if as_json:
         emit_json({"code": code, "invite": record, "sync": report.as_dict() if report else None})
         return 0
     typer.echo(code)
-    kind = "reusable" if reusable else "one-time"
+    kind = "anchor" if anchor else "reusable" if reusable else "one-time"
+    who = "--person anchor" if anchor else "--person NAME"
     typer.echo(f"# {kind} invite, expires in {days:g} days; on the new machine, in a clone of this "
-               "repository: gitive join CODE --person NAME", err=True)
+               f"repository: gitive join CODE {who}", err=True)
     if report and not report.ok:
         typer.echo("# the invite is not on the remote yet: run `gitive sync` before you go offline", err=True)
     return 0
@@ -103,7 +111,8 @@ def invite(
 def join(
     code: str | None = typer.Argument(None, help="The invite code from `gitive invite` (none: attach this clone "
                                                "to a team this machine is already in)."),
-    person: str | None = typer.Option(None, "--person", help="Your name in the team: a-z, 0-9 and -, e.g. bob."),
+    person: str | None = typer.Option(None, "--person", help="Your name in the team: a-z, 0-9 and -, e.g. bob "
+                                                             "(an anchor invite needs none: it is `anchor`)."),
     machine: str | None = typer.Option(None, "--machine", help="This machine's name (default: hostname)."),
     team_remote: str | None = typer.Option(None, "--team-remote", help="The team's separate store, if any."),
     team: str | None = typer.Option(None, "--team", help="Without a code: the team (name or id) to attach to."),
@@ -125,14 +134,12 @@ def join(
             raise GitiveError("without a code, join attaches this clone to a team this machine is already in: "
                               "drop --person/--team-remote, or pass the invite code")
         return attach(team=team, source=None, as_json=as_json)
-    if person is None:
-        raise GitiveError("say who you are in the team: gitive join CODE --person NAME")
     done = do_join(None, code, person, machine or ops.default_machine_name(), team_remote)
     if as_json:
         emit_json({"team_id": done.team_id, "machine": done.machine, "person": done.person,
                    "key_created": done.key_created, "sync": done.report.as_dict()})
         return 0
-    console.print(f"Joined team {done.team_id} as {person} (machine {short(done.machine)}).")
+    console.print(f"Joined team {done.team_id} as {done.person} (machine {short(done.machine)}).")
     for remote, ref, why in done.report.rejected:
         console.print(f"[red]push to {remote} refused {ref}: {why}[/]")
     return 0

@@ -18,6 +18,11 @@ MAX_MESSAGE_BODY = 64 * 1024
 TEAM_SCOPE: dict[str, Any] = {"team": True}  # never mutated: every team-scope entry shares it
 LESSON_KINDS = ("Convention", "Correction", "Gotcha", "Decision", "Routing", "Preference")
 PROJECT_ROLES = ("owner", "member")
+OBLIGATION_STATES = ("done", "cancelled", "renewed")
+FIRING_REASONS = ("condition", "deadline", "lapsing")
+VERDICTS = ("unsatisfied", "unverifiable")
+ROUTING_OUTCOMES = ("answered", "helpful", "redirected", "ignored")
+ACTORS = ("agent", "person")
 
 # field -> (type, required); "machine" and "name" are checked beyond their type.
 _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
@@ -39,6 +44,7 @@ _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
         "expires": ("int", True),
         "person": ("name", False),
         "note": ("str", False),
+        "role": ("role", False),  # "anchor": admits only an anchor machine (gitive invite --anchor)
     },
     # Lessons (header; the body lives in the author's body store under body_hash).
     "lesson": {
@@ -90,6 +96,56 @@ _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
         "role": ("project-role", True),
         "confirmed": ("bool", True),
     },
+    # Obligations (DESIGN §8, docs/obligations.md): a promise with a CEL condition over the event vocabulary.
+    "obligation": {
+        "id": ("hex", True),  # blake3 of [author, the record without id]
+        "owner": ("name", True),
+        "condition": ("str", True),
+        "action": ("str", True),
+        "expires": ("int", True),
+        "created": ("int", True),
+        "source": ("dict", True),  # {kind: owe|cli|review|message|promise, ref?}
+        "vocabulary": ("int", True),  # the events.json version the condition was checked against
+        "actor": ("actor", True),
+        "to": ("str", False),
+        "deadline": ("int", False),
+        "files": ("list", False),
+        "project": ("hex", False),
+        "gesture": ("dict", False),
+    },
+    "obligation-state": {
+        "obligation": ("hex", True),
+        "state": ("obligation-state", True),
+        "actor": ("actor", True),
+        "expires": ("int", False),  # renewed: the new expiry
+        "note": ("str", False),
+        "gesture": ("dict", False),
+    },
+    # The anchor's record that an obligation fired: checked before firing again, so a crash never fires twice.
+    "firing": {
+        "obligation": ("hex", True),
+        "reason": ("firing-reason", True),
+        "item": ("hex", True),
+        "due": ("int", True),  # when it became due: the event's time, the deadline, or the lapse warning time
+        "late": ("bool", True),
+        "event": ("dict", False),  # {id, action, source, ts}: metadata of the event that satisfied it
+    },
+    # The anchor's evaluation verdict when it is not a firing (written when it changes).
+    "verdict": {
+        "obligation": ("hex", True),
+        "value": ("verdict", True),
+        "reason": ("str", True),
+    },
+    # A who_knows answer that led to a message (docs/obligations.md, "Routing").
+    "routing": {
+        "id": ("hex", True),
+        "session": ("str", True),
+        "context": ("dict", True),
+        "candidates": ("list", True),
+        "choice": ("str", True),
+        "message": ("ulid", True),
+    },
+    "routing-outcome": {"routing": ("hex", True), "outcome": ("routing-outcome", True)},
 }
 
 KINDS = tuple(_FIELDS)
@@ -121,6 +177,16 @@ def _type_ok(kind: str, value: Any) -> bool:
             return isinstance(value, str) and bool(_ULID.fullmatch(value))
         case "ack-state":
             return value in ("delivered", "read")
+        case "obligation-state":
+            return value in OBLIGATION_STATES
+        case "firing-reason":
+            return value in FIRING_REASONS
+        case "verdict":
+            return value in VERDICTS
+        case "routing-outcome":
+            return value in ROUTING_OUTCOMES
+        case "actor":
+            return value in ACTORS
         case "hex":
             return is_hex64(value)
         case "any":

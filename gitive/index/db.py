@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from gitive.core.clock import now_ms
@@ -94,6 +95,25 @@ MIGRATIONS: list[tuple[str, str | Callable[[sqlite3.Connection], None]]] = [
         CREATE INDEX lessons_body_hash ON lessons(body_hash);
         CREATE INDEX reviews_edits ON reviews(edits) WHERE edits IS NOT NULL
     """),
+    # Obligations and the anchor's firings and verdicts (gitive/index/obligations.py).
+    ("0007-obligations", """
+        CREATE TABLE obligations(id TEXT PRIMARY KEY, author TEXT NOT NULL, person TEXT NOT NULL,
+                                 log TEXT NOT NULL, seq INTEGER NOT NULL, at INTEGER NOT NULL, owner TEXT NOT NULL,
+                                 to_ TEXT, condition TEXT NOT NULL, action TEXT NOT NULL, deadline INTEGER,
+                                 expires INTEGER NOT NULL, created INTEGER NOT NULL, source TEXT NOT NULL,
+                                 files TEXT NOT NULL, project TEXT, actor TEXT NOT NULL, state TEXT NOT NULL,
+                                 state_at INTEGER, state_by TEXT, problem TEXT);
+        CREATE INDEX obligations_open ON obligations(state, expires);
+        CREATE TABLE obligation_changes(author TEXT NOT NULL, log TEXT NOT NULL, seq INTEGER NOT NULL,
+                                        obligation TEXT NOT NULL, state TEXT NOT NULL, person TEXT NOT NULL,
+                                        actor TEXT NOT NULL, accepted INTEGER NOT NULL, reason TEXT,
+                                        at INTEGER NOT NULL, PRIMARY KEY(author, log, seq));
+        CREATE TABLE firings(obligation TEXT NOT NULL, reason TEXT NOT NULL, author TEXT NOT NULL,
+                             seq INTEGER NOT NULL, item TEXT NOT NULL, due INTEGER NOT NULL, late INTEGER NOT NULL,
+                             event TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY(obligation, reason));
+        CREATE TABLE verdicts(obligation TEXT PRIMARY KEY, value TEXT NOT NULL, reason TEXT NOT NULL,
+                              author TEXT NOT NULL, at INTEGER NOT NULL)
+    """),
 ]
 
 
@@ -130,10 +150,10 @@ def _lesson_search(conn: sqlite3.Connection) -> None:
     lesson_text.reindex_all(conn)
 
 
-def _migrate(conn: sqlite3.Connection) -> None:
+def _migrate(conn: sqlite3.Connection, steps: list[tuple[str, str | Callable[[sqlite3.Connection], None]]]) -> None:
     conn.execute("CREATE TABLE IF NOT EXISTS migrations(name TEXT PRIMARY KEY, at INTEGER NOT NULL)")
     done = {row[0] for row in conn.execute("SELECT name FROM migrations")}
-    for name, script in MIGRATIONS:
+    for name, script in steps:
         if name in done:
             continue
         with conn:
@@ -151,8 +171,12 @@ def _migrate(conn: sqlite3.Connection) -> None:
 
 
 @contextmanager
-def connect(path: Path, *, readonly: bool = False) -> Iterator[sqlite3.Connection]:
-    """A connection that commits on success, rolls back on error, and always closes."""
+def connect(path: Path, *, readonly: bool = False, steps: list[tuple[str, Any]] | None = None
+            ) -> Iterator[sqlite3.Connection]:
+    """A connection that commits on success, rolls back on error, and always closes.
+
+    ``steps`` are the named schema steps of another database kept the same way (default: the index's).
+    """
     if readonly:
         conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=5, isolation_level=None)
     else:
@@ -160,7 +184,7 @@ def connect(path: Path, *, readonly: bool = False) -> Iterator[sqlite3.Connectio
         conn = sqlite3.connect(path, timeout=30, isolation_level=None)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
-        _migrate(conn)
+        _migrate(conn, MIGRATIONS if steps is None else steps)
     try:
         yield conn
     finally:

@@ -12,7 +12,7 @@ from gitive.index import sync as syncing
 from gitive.index.refresh import fresh_index
 from gitive.store import logs
 from gitive.store import repo as repos
-from gitive.team import invites, ops, registry
+from gitive.team import anchors, invites, ops, registry
 from gitive.team.hive import KEY_TEAM
 
 
@@ -24,17 +24,19 @@ class Joined(NamedTuple):
     report: syncing.SyncReport
 
 
-def join(path: Path | str | None, code_text: str, person: str, machine_name: str,
+def join(path: Path | str | None, code_text: str, person: str | None, machine_name: str,
          team_remote: str | None = None) -> Joined:
     """Fetch the team's roster, check the invite against it, then write and push this machine's join entry.
 
     Nothing is written (no config, no entry) when the code is bad, the invite is unknown, expired or used, or
-    the remote cannot be reached.
+    the remote cannot be reached. ``person`` may be None only for an anchor invite (the anchor's person name is
+    reserved: ``anchor``).
 
     Raises:
         InviteError, RemoteError, GitiveError: with what is wrong and what to do.
     """
-    ops.check_name(person, "person name")
+    if person is not None:
+        ops.check_name(person, "person name")
     ops.check_name(machine_name, "machine name")
     parsed = invites.parse(code_text)  # a bad code fails before anything is configured
     already = repos.config_get(repos.open_repo(path), KEY_TEAM) == parsed.team_id
@@ -56,6 +58,11 @@ def join(path: Path | str | None, code_text: str, person: str, machine_name: str
                     raise GitiveError("this machine is already a member of the team; see `gitive team`")
                 raise GitiveError("this machine is already a member of this team: run `gitive attach` here (or "
                                   "`gitive join` without a code) to add this clone; no invite is needed")
+            role = anchors.invite_role(conn, code.invite_id)
+            if person is None and role != anchors.ANCHOR_ROLE:
+                raise GitiveError("say who you are: gitive join CODE --person NAME")
+            person = person or anchors.ANCHOR_PERSON
+            anchors.check_person_name(person, role)
             ops.check_invite(conn, code, me, person)
     except BaseException:
         if not already:  # only undo what this call configured: a clone already in the team stays as it was
@@ -67,7 +74,7 @@ def join(path: Path | str | None, code_text: str, person: str, machine_name: str
     admission = {"via": "invite", "invite": code.invite_id, "proof": invites.prove(code, me, person)}
     emails = ops.git_emails(hive.project, [])
     logs.append(hive.store, key, hive.team_id, "roster", ops.TEAM_SCOPE,
-                ops.member_record(me, person, machine_name, emails, admission))
+                ops.member_record(me, person, machine_name, emails, admission, role=role or "member"))
     with fresh_index(hive) as (conn, _):
         if not conn.execute("SELECT 1 FROM members WHERE machine = ? AND active = 1", (me,)).fetchone():
             raise NoTeam("the join entry was written but the roster does not admit this machine; "

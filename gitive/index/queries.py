@@ -19,12 +19,17 @@ VERIFIED = """
 
 
 def verified_entries(conn: sqlite3.Connection, *, log: str | None = None, kind: str | None = None,
-                     author: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+                     author: str | None = None, limit: int = 100, after_seq: int | None = None,
+                     ) -> list[dict[str, Any]]:
+    """Verified entries, newest first; ``after_seq`` (with ``author`` and ``log``) keeps those past a cursor."""
     sql, args = VERIFIED, []
     for column, value in (("e.log", log), ("e.kind", kind), ("e.author", author)):
         if value is not None:
             sql += f" AND {column} = ?"
             args.append(value)
+    if after_seq is not None:
+        sql += " AND e.seq > ?"
+        args.append(after_seq)
     sql += " ORDER BY e.at DESC, e.author, e.log, e.seq DESC LIMIT ?"
     args.append(limit)
     out = []

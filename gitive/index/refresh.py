@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gitive.index import db
+from gitive.index import db, obligations
 from gitive.index.problems import Report
 from gitive.store import gitdir
 from gitive.team.hive import Hive
@@ -30,12 +30,14 @@ def fresh_index(hive: Hive, progress: Progress | None = None) -> Iterator[tuple[
     _cache_project_id(hive)
     with db.connect(hive.index_path) as conn:
         if _unchanged(conn, hive.store_dirs()):
+            obligations.refresh(conn)  # its fingerprint query: a new index table still gets filled
             yield conn, Report()
             return
         from gitive.index import ingest
 
         me = _me_or_none(hive)
         report = ingest.ingest(conn, hive.stores(), hive.team_id, hive.founder, me, progress)
+        obligations.refresh(conn)  # a fingerprint query when nothing changed
         yield conn, report
 
 
@@ -64,7 +66,9 @@ def catch_up(hive: Hive, conn: sqlite3.Connection) -> Report:
     """Ingest whatever was written since ``conn`` was opened (a check-then-write must see its own writes)."""
     from gitive.index import ingest
 
-    return ingest.ingest(conn, hive.stores(), hive.team_id, hive.founder, _me_or_none(hive))
+    report = ingest.ingest(conn, hive.stores(), hive.team_id, hive.founder, _me_or_none(hive))
+    obligations.refresh(conn)
+    return report
 
 
 def rebuild(hive: Hive, progress: Progress | None = None) -> Report:

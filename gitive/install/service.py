@@ -5,6 +5,9 @@ launchd agent, ``~/Library/LaunchAgents/dev.gitive.daemon.<hash>.plist``. ``<has
 ``$GITIVE_HOME`` the daemon serves, so two homes get two services. The service belongs to the machine, not to
 a repository, so what install wrote is recorded in ``$GITIVE_HOME/service.json``; uninstall stops the
 service and removes exactly that file and the folders install created for it.
+
+``gitive install --service --anchor`` registers the anchor's loop (``python -m gitive.anchor``) the same way, as
+a second :class:`Unit` with its own name (``gitive-anchor-<hash>``), record (``anchor-service.json``) and log.
 """
 
 from __future__ import annotations
@@ -35,6 +38,30 @@ _SYSTEMD_UP = frozenset({"running", "degraded", "starting", "initializing", "mai
 _TIMEOUT_S = 30.0
 
 
+class Unit(NamedTuple):
+    """What a service runs: ``python -m gitive.<kind> <args> --interval N``, recorded in ``state_file``."""
+
+    kind: str  # "daemon" or "anchor"
+    args: tuple[str, ...]
+    state_file: str
+    log_file: str
+
+    @property
+    def marker(self) -> str:
+        flag = " --anchor" if self.kind == "anchor" else ""
+        return MARKER if self.kind == "daemon" else (
+            f"# gitive-{self.kind}: written by `gitive install --service{flag}`; "
+            f"`gitive uninstall --service{flag}` removes it")
+
+
+DAEMON = Unit("daemon", (), STATE_FILE, LOG_FILE)
+
+
+def anchor_unit(repo: str) -> Unit:
+    """The anchor's service, ticking for the repository at ``repo``."""
+    return Unit("anchor", ("--repo", repo), "anchor-service.json", "anchor.log")
+
+
 class ServiceFile(NamedTuple):
     manager: str  # "systemd" or "launchd"
     name: str  # the systemd unit name, or the launchd label
@@ -57,7 +84,7 @@ def manager_for(platform: str | None = None) -> str:
                       f"not on {platform}; run `gitive daemon start` instead")
 
 
-def validate(python: str, interval: float, platform: str | None = None) -> None:
+def validate(python: str, interval: float, platform: str | None = None, unit: Unit = DAEMON) -> None:
     """Refuse what :func:`install` would refuse for its input, before anything else is written.
 
     Raises:
@@ -65,7 +92,7 @@ def validate(python: str, interval: float, platform: str | None = None) -> None:
             cannot carry.
     """
     manager_for(platform)
-    _check(gitive_home(), python, interval)
+    _check(gitive_home(), python, interval, unit)
 
 
 def home_key(home: Path) -> str:
@@ -73,36 +100,37 @@ def home_key(home: Path) -> str:
     return hashlib.sha256(str(home).encode()).hexdigest()[:12]
 
 
-def locate(home: Path, manager: str) -> tuple[str, Path]:
+def locate(home: Path, manager: str, unit: Unit = DAEMON) -> tuple[str, Path]:
     """The unit name (or launchd label) and the file path for ``home``'s service."""
     key = home_key(home)
     if manager == "systemd":
-        name = f"gitive-daemon-{key}.service"
+        name = f"gitive-{unit.kind}-{key}.service"
         return name, _config_home() / "systemd" / "user" / name
-    label = f"dev.gitive.daemon.{key}"
+    label = f"dev.gitive.{unit.kind}.{key}"
     return label, Path.home() / "Library" / "LaunchAgents" / f"{label}.plist"
 
 
-def service_file(home: Path, python: str, interval: float, platform: str | None = None) -> ServiceFile:
+def service_file(home: Path, python: str, interval: float, platform: str | None = None,
+                 unit: Unit = DAEMON) -> ServiceFile:
     """What install writes for ``home`` on ``platform``: the daemon run by ``python`` every ``interval`` s.
 
     Raises:
         GitiveError: an unsupported platform, an interval below 1 s, or a path a service file cannot carry.
     """
     manager = manager_for(platform)
-    _check(home, python, interval)
-    name, path = locate(home, manager)
+    _check(home, python, interval, unit)
+    name, path = locate(home, manager, unit)
     if manager == "systemd":
-        return ServiceFile(manager, name, path, systemd_unit(home, python, interval).encode())
-    return ServiceFile(manager, name, path, launchd_plist(name, home, python, interval))
+        return ServiceFile(manager, name, path, systemd_unit(home, python, interval, unit).encode())
+    return ServiceFile(manager, name, path, launchd_plist(name, home, python, interval, unit))
 
 
-def systemd_unit(home: Path, python: str, interval: float) -> str:
-    args = ["-m", "gitive.daemon", "--interval", f"{interval:g}"]
+def systemd_unit(home: Path, python: str, interval: float, unit: Unit = DAEMON) -> str:
+    args = ["-m", f"gitive.{unit.kind}", *unit.args, "--interval", f"{interval:g}"]
     return "\n".join([
-        MARKER,
+        unit.marker,
         "[Unit]",
-        f"Description=gitive daemon for {_specifiers(str(home))}",
+        f"Description=gitive {unit.kind} for {_specifiers(str(home))}",
         "",
         "[Service]",
         # systemd substitutes $VAR in the arguments but not in the program path (checked with systemd 252).
@@ -117,11 +145,11 @@ def systemd_unit(home: Path, python: str, interval: float) -> str:
     ])
 
 
-def launchd_plist(label: str, home: Path, python: str, interval: float) -> bytes:
-    log = str(home / LOG_FILE)
+def launchd_plist(label: str, home: Path, python: str, interval: float, unit: Unit = DAEMON) -> bytes:
+    log = str(home / unit.log_file)
     return plistlib.dumps({
         "Label": label,
-        "ProgramArguments": [python, "-m", "gitive.daemon", "--interval", f"{interval:g}"],
+        "ProgramArguments": [python, "-m", f"gitive.{unit.kind}", *unit.args, "--interval", f"{interval:g}"],
         "EnvironmentVariables": {"GITIVE_HOME": str(home)},
         # Like systemd's Restart=on-failure: `gitive daemon stop` (exit 0) stays stopped, a crash restarts.
         "KeepAlive": {"SuccessfulExit": False},
@@ -131,7 +159,8 @@ def launchd_plist(label: str, home: Path, python: str, interval: float) -> bytes
     }, sort_keys=True)
 
 
-def install(python: str, interval: float = DEFAULT_INTERVAL, platform: str | None = None) -> dict[str, Any]:
+def install(python: str, interval: float = DEFAULT_INTERVAL, platform: str | None = None,
+            unit: Unit = DAEMON) -> dict[str, Any]:
     """Write and record the service file for ``$GITIVE_HOME`` and start it; idempotent.
 
     An unchanged file is not rewritten. Without a systemd user session (or ``launchctl``) the file is written
@@ -142,13 +171,13 @@ def install(python: str, interval: float = DEFAULT_INTERVAL, platform: str | Non
             write in the way, or the service manager refused (the file is then written and recorded).
     """
     home = ensure_home().resolve()
-    sf = service_file(home, python, interval, platform)
-    record = _load(home)
+    sf = service_file(home, python, interval, platform, unit)
+    record = _load(home, unit)
     if record is not None and Path(record["path"]) != sf.path:  # installed under another config dir
-        _remove(record)
+        _remove(record, unit)
         record = None
     before = st.read_bytes(sf.path)
-    if before is not None and before != sf.content and not _ours(sf.manager, sf.name, before):
+    if before is not None and before != sf.content and not _ours(sf.manager, sf.name, before, unit):
         raise GitiveError(f"{sf.path} exists and gitive did not write it; move it away, then run "
                           "`gitive install --service` again")
     created = list(dict.fromkeys([*((record or {}).get("created_dirs") or []), *_make_dirs(sf.path.parent)]))
@@ -157,14 +186,14 @@ def install(python: str, interval: float = DEFAULT_INTERVAL, platform: str | Non
         st.write_atomic(sf.path, sf.content)
     _save(home, {"version": 1, "manager": sf.manager, "name": sf.name, "path": str(sf.path),
                  "sha256": st.sha256(sf.content), "created_dirs": created, "python": python,
-                 "interval": interval})
+                 "interval": interval}, unit)
     start = _start_systemd if sf.manager == "systemd" else _start_launchd
     hint = start(sf, changed, updated=changed and before is not None)
     return {"home": str(home), "manager": sf.manager, "name": sf.name, "path": str(sf.path),
             "outcome": "written" if changed else "unchanged", "started": hint is None, "hint": hint}
 
 
-def uninstall() -> dict[str, Any]:
+def uninstall(unit: Unit = DAEMON) -> dict[str, Any]:
     """Stop and disable the recorded service, remove its file and the folders install created.
 
     A file changed since install that no longer looks like gitive's is left (``kept``) and its service is not
@@ -174,17 +203,17 @@ def uninstall() -> dict[str, Any]:
         GitiveError: ``service.json`` is unreadable.
     """
     home = gitive_home().resolve()
-    record = _load(home)
+    record = _load(home, unit)
     if record is None:
         return {"home": str(home), "manager": None, "name": None, "path": None, "outcome": "not-installed",
                 "stopped": False}
-    outcome, stopped = _remove(record)
-    (home / STATE_FILE).unlink(missing_ok=True)
+    outcome, stopped = _remove(record, unit)
+    (home / unit.state_file).unlink(missing_ok=True)
     return {"home": str(home), "manager": record["manager"], "name": record["name"], "path": record["path"],
             "outcome": outcome, "stopped": stopped}
 
 
-def status(platform: str | None = None) -> dict[str, Any]:
+def status(platform: str | None = None, unit: Unit = DAEMON) -> dict[str, Any]:
     """Whether the service file is there, what the service manager says of it, and whether the daemon answers.
 
     ``enabled``/``active``/``state`` are None when the service manager cannot be asked. Never raises.
@@ -193,17 +222,17 @@ def status(platform: str | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"home": str(home), "supported": True, "manager": None, "name": None, "path": None,
                            "installed": False, "recorded": False, "manager_available": False,
                            "enabled": None, "active": None, "state": None, "problem": None}
-    out.update(_daemon())
+    out.update(_daemon() if unit.kind == "daemon" else _anchor())
     try:
         out["manager"] = manager = manager_for(platform)
     except GitiveError:
         out["supported"] = False
         return out
     try:
-        record = _load(home)
+        record = _load(home, unit)
     except GitiveError as exc:
         record, out["problem"] = None, str(exc)
-    name, path = (record["name"], Path(record["path"])) if record else locate(home, manager)
+    name, path = (record["name"], Path(record["path"])) if record else locate(home, manager, unit)
     out.update(name=name, path=str(path), installed=path.exists(), recorded=record is not None)
     out.update(_query_systemd(name) if manager == "systemd" else _query_launchd(name))
     if record and not out["installed"]:
@@ -249,11 +278,11 @@ def _start_launchd(sf: ServiceFile, changed: bool, updated: bool) -> str | None:
     return None
 
 
-def _remove(record: dict[str, Any]) -> tuple[str, bool]:
+def _remove(record: dict[str, Any], unit: Unit = DAEMON) -> tuple[str, bool]:
     """Stop the recorded service and delete its file (if still gitive's) and the folders install created."""
     path, name, manager = Path(record["path"]), record["name"], record["manager"]
     data = st.read_bytes(path)
-    if data is not None and st.sha256(data) != record.get("sha256") and not _ours(manager, name, data):
+    if data is not None and st.sha256(data) != record.get("sha256") and not _ours(manager, name, data, unit):
         return "kept", False
     stopped = _stop_systemd(name) if manager == "systemd" else _stop_launchd(name)
     if data is not None:
@@ -308,6 +337,13 @@ def _daemon() -> dict[str, Any]:
     return {"daemon_running": pid is not None, "daemon_pid": pid}
 
 
+def _anchor() -> dict[str, Any]:
+    from gitive.anchor.runner import holder  # the anchor sits above install: load it only when asked
+
+    pid = holder(gitive_home())
+    return {"anchor_running": pid is not None, "anchor_pid": pid}
+
+
 # --- helpers -----------------------------------------------------------------------------------------------
 
 
@@ -327,12 +363,13 @@ def _must(argv: list[str], path: Path) -> None:
         raise GitiveError(f"wrote {path}, but `{' '.join(argv)}` failed (exit {code}): {last}")
 
 
-def _check(home: Path, python: str, interval: float) -> None:
+def _check(home: Path, python: str, interval: float, unit: Unit = DAEMON) -> None:
     if not math.isfinite(interval) or interval < 1:
         raise GitiveError(f"--interval must be a number of seconds, at least 1 (got {interval:g})")
     if not os.path.isabs(python):
-        raise GitiveError(f"the daemon's interpreter must be an absolute path, not {python!r}")
-    for what, text in (("the interpreter path", python), ("GITIVE_HOME", str(home))):
+        raise GitiveError(f"the {unit.kind}'s interpreter must be an absolute path, not {python!r}")
+    for what, text in (("the interpreter path", python), ("GITIVE_HOME", str(home)),
+                       *(("the repository path", a) for a in unit.args)):
         if any(ord(c) < 32 or ord(c) == 127 for c in text):
             raise GitiveError(f"{what} {text!r} holds a control character, which a service file cannot carry")
 
@@ -351,10 +388,10 @@ def _word(text: str, dollars: bool = False) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _ours(manager: str, name: str, data: bytes) -> bool:
+def _ours(manager: str, name: str, data: bytes, unit: Unit = DAEMON) -> bool:
     """True for a service file gitive wrote, even if edited since: the marker line, or our launchd label."""
     if manager == "systemd":
-        return data.startswith(MARKER.encode())
+        return data.startswith(unit.marker.encode())
     try:
         value = plistlib.loads(data)
     except Exception:  # plistlib raises several unrelated types for garbage
@@ -379,8 +416,8 @@ def _make_dirs(folder: Path) -> list[str]:
     return [str(p) for p in reversed(missing)]
 
 
-def _load(home: Path) -> dict[str, Any] | None:
-    path = home / STATE_FILE
+def _load(home: Path, unit: Unit = DAEMON) -> dict[str, Any] | None:
+    path = home / unit.state_file
     try:
         value = json.loads(path.read_text())
     except FileNotFoundError:
@@ -393,5 +430,5 @@ def _load(home: Path) -> dict[str, Any] | None:
     return value
 
 
-def _save(home: Path, record: dict[str, Any]) -> None:
-    st.write_atomic(home / STATE_FILE, (json.dumps(record, indent=2, sort_keys=True) + "\n").encode())
+def _save(home: Path, record: dict[str, Any], unit: Unit = DAEMON) -> None:
+    st.write_atomic(home / unit.state_file, (json.dumps(record, indent=2, sort_keys=True) + "\n").encode())

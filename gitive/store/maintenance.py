@@ -178,6 +178,13 @@ def pack(repo: pygit2.Repository, force: bool = False) -> Health:
     return upkeep(repo, force).after
 
 
+def pack_refs(repo: pygit2.Repository) -> None:
+    """``git pack-refs --all``: loose refs into ``packed-refs`` (what ``git gc`` does with them)."""
+    from gitive.store import git
+
+    git.run(["pack-refs", "--all"], cwd=repo.path)
+
+
 def prune(repo: pygit2.Repository) -> Upkeep:
     """``gitive gc``: a full repack, and every unreachable gitive object older than ten seconds deleted.
 

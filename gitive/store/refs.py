@@ -77,10 +77,15 @@ def parse_log_ref(name: str) -> LogRef | None:
 def tips(repo: pygit2.Repository, prefix: str) -> dict[str, str]:
     """Map every ref under ``prefix`` to the hex id it points at (symbolic refs skipped)."""
     out: dict[str, str] = {}
+    oid = pygit2.Oid
     for ref in repo.references.iterator():
         name = ref.name
-        if name.startswith(prefix) and ref.type == pygit2.enums.ReferenceType.DIRECT:
-            out[name] = str(ref.target)
+        if name.startswith(prefix):
+            # A symbolic ref's target is a name (str), a direct one's an Oid; reading ``ref.type`` instead costs
+            # as much as the rest of the loop (650 refs: 8.5 ms against 1.2 ms, pygit2 1.21).
+            target = ref.target
+            if isinstance(target, oid):
+                out[name] = str(target)
     return out
 
 

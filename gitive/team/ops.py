@@ -141,6 +141,8 @@ def found(path: Path | str | None, person: str, machine_name: str, team_name: st
                           "see `gitive team`")
     check_name(person, "person name")
     check_name(machine_name, "machine name")
+    if person == "anchor":
+        raise GitiveError("the person name 'anchor' is reserved for the team's anchor machine; choose another name")
     unchecked = _check_free(project, team_remote)
     key, created = load_or_create_key()
     me = machine_id(key)
@@ -217,7 +219,7 @@ def check_invite(conn: sqlite3.Connection, code: invites.InviteCode, me: str, pe
         if used_by not in (None, me):
             raise InviteError("this one-time invite was already used; ask for a new one")
     taken = conn.execute("SELECT COUNT(*) FROM members WHERE person = ? AND active = 1", (person,)).fetchone()[0]
-    if taken and inviter_person != person:
+    if taken and inviter_person != person and record.get("role") != "anchor":  # a second anchor: an admin's invite
         raise InviteError(f"person {person!r} already has machines in this team; to add a machine for "
                           f"{person}, use an invite made on one of {person}'s machines")
 

@@ -52,6 +52,7 @@ class Invite:
     expires: int
     at: int
     person: str | None = None
+    role: str | None = None  # "anchor": admits only the anchor machine
 
 
 @dataclass
@@ -139,11 +140,36 @@ def _redeem(roster: Roster, env: dict[str, Any]) -> tuple[Invite | None, str]:
         return None, "invite had expired (or was redeemed before it existed)"
     if invite.person and invite.person != record["person"]:
         return None, f"invite is for person {invite.person!r}"
+    if (invite.role == ANCHOR) != (record["role"] == ANCHOR):
+        return None, "an anchor joins only with an anchor invite, and an anchor invite admits only an anchor"
     if not roster.may_sign(invite.inviter, ts):
         return None, "the inviting machine is not (or no longer) an active member"
     if not invite.reusable and roster.used.get(invite.id, record["machine"]) != record["machine"]:
         return None, "one-time invite was already used"
     return invite, ""
+
+
+ANCHOR = "anchor"  # the reserved person name, and the role that goes with it (gitive/team/anchors.py)
+
+
+def _role(roster: Roster, machine: str) -> str | None:
+    state = roster.members.get(machine)
+    return state.role if state else None
+
+
+def _anchor_refusal(roster: Roster, env: dict[str, Any], via: str | None) -> str | None:
+    """The anchor's side of the roster rules: the reserved name goes with the anchor role, an anchor is admitted
+    only through an anchor invite, and nothing an anchor signs changes the roster but its own departure."""
+    record, signer = env["body"]["record"], env["by"]
+    if (record["person"] == ANCHOR) != (record["role"] == ANCHOR):
+        return f"the person name {ANCHOR!r} is reserved for the anchor role"
+    if _role(roster, signer) == ANCHOR and not (signer == record["machine"] and not record["active"]):
+        return "an anchor cannot change the roster"
+    admin = roster.person_of(roster.founder)
+    if record["role"] == ANCHOR and via != "invite" and record["machine"] not in roster.members \
+            and (signer == record["machine"] or roster.person_of(signer) != admin):
+        return "only an admin admits an anchor (gitive invite --anchor)"
+    return None
 
 
 def _depth(roster: Roster, machine: str) -> int:
@@ -156,6 +182,9 @@ def _admit(roster: Roster, env: dict[str, Any]) -> str | None:
     record, signer = env["body"]["record"], env["by"]
     target, ts = record["machine"], record["ts"]
     via = (record.get("admission") or {}).get("via")
+    refusal = _anchor_refusal(roster, env, via)
+    if refusal:
+        return refusal
     if target == roster.founder and signer == target and via == "founder":
         depth, sponsor = 0, None
     elif via == "invite" and signer == target:
@@ -172,7 +201,8 @@ def _admit(roster: Roster, env: dict[str, Any]) -> str | None:
         sponsor, depth = signer, _depth(roster, signer) + 1
     else:
         return "not admitted: no admission chains to the founder"
-    if sponsor and _person_taken(roster, record["person"], target, ts) and roster.person_of(sponsor) != record["person"]:
+    if sponsor and record["person"] != ANCHOR and _person_taken(roster, record["person"], target, ts) \
+            and roster.person_of(sponsor) != record["person"]:
         return f"person {record['person']!r} exists; only their own machines may add machines as them"
     roster.members[target] = MemberState(
         target, record["person"], record["name"], record["role"], record["active"], list(record["emails"]),
@@ -189,6 +219,11 @@ def _apply(roster: Roster, env: dict[str, Any]) -> str | None:
     state = roster.members[target]
     if env["sig"] == state.sig:
         return None
+    refusal = _anchor_refusal(roster, env, None)
+    if refusal:
+        return refusal
+    if (record["role"] == ANCHOR) != (state.role == ANCHOR):
+        return "a machine's anchor role never changes: remove the machine and invite it again"
     if signer == target and record["active"] and not roster.may_sign(target, ts):
         return "a machine may sign its own departure but never its own return"
     if not roster.may_sign(signer, ts) and not (signer == target and not record["active"]):
@@ -206,10 +241,15 @@ def _take_invite(roster: Roster, env: dict[str, Any]) -> str | None:
     record = env["body"]["record"]
     if not roster.may_sign(env["by"], env["body"]["at"]):
         return "signer was not an active member when it signed"
+    if _role(roster, env["by"]) == ANCHOR:
+        return "an anchor cannot invite"
+    if record.get("role") == ANCHOR and (roster.person_of(env["by"]) != roster.person_of(roster.founder)
+                                         or record.get("person") != ANCHOR):
+        return "only an admin invites an anchor, and only as the person 'anchor'"
     found = roster.invites.setdefault(record["id"], [])
     if not any(i.key == record["key"] and i.inviter == env["by"] for i in found):
         found.append(Invite(record["id"], record["key"], env["by"], record["reusable"], record["expires"],
-                            env["body"]["at"], record.get("person")))
+                            env["body"]["at"], record.get("person"), record.get("role")))
     return None
 
 

@@ -87,7 +87,7 @@ def test_an_index_from_before_the_body_tables_migrates_and_reads(pair: list[Mach
             conn.execute(f"DROP TABLE {table}")
         conn.execute("DROP INDEX lessons_body_hash")
         conn.execute("DROP INDEX reviews_edits")
-        conn.execute("DELETE FROM migrations WHERE name = '0005-body-store'")
+        conn.execute("DELETE FROM migrations WHERE name = '0006-body-store'")
     conn.close()
     later = propose(a, "Written after the upgrade")
     a.ok("sync")

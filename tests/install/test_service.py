@@ -585,3 +585,18 @@ def test_install_and_uninstall_help_show_service_with_an_example(command: str, p
     words = " ".join(result.out.replace("│", " ").split())  # the options box wraps the help text
     assert result.code == 0 and "--service" in words and f"Example: gitive {command} --service" in words
     assert "--json" in words
+
+
+def test_the_anchors_unit_runs_its_loop_for_one_repository(user_home: Path, gitive_home: Path) -> None:
+    unit = service.anchor_unit("/srv/api repo")
+    sf = service.service_file(home_of(gitive_home), PY, 30, "linux", unit)
+    key = hashlib.sha256(str(home_of(gitive_home)).encode()).hexdigest()[:12]
+    assert sf.name == f"gitive-anchor-{key}.service"
+    text = sf.content.decode()
+    assert text.startswith("# gitive-anchor: written by `gitive install --service --anchor`")
+    assert f'ExecStart={PY} -m gitive.anchor --repo "/srv/api repo" --interval 30\n' in text
+    plist = plistlib.loads(service.service_file(home_of(gitive_home), PY, 30, "darwin", unit).content)
+    assert plist["ProgramArguments"] == [PY, "-m", "gitive.anchor", "--repo", "/srv/api repo", "--interval", "30"]
+    assert plist["StandardOutPath"].endswith("anchor.log")
+    with pytest.raises(GitiveError, match="control character"):
+        service.service_file(home_of(gitive_home), PY, 30, "linux", service.anchor_unit("/srv/a\nb"))

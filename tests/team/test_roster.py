@@ -32,6 +32,7 @@ CAROL = machine("carol-laptop")
 DAVE = machine("dave-laptop")
 MALLORY = machine("mallory")
 ANCHOR = machine("anchor")
+ERIN = machine("erin")
 
 
 def t(minutes: int) -> int:
@@ -234,12 +235,21 @@ def test_an_invite_written_by_a_non_member_admits_nobody() -> None:
 
 def test_a_member_may_admit_a_machine_directly() -> None:
     book = founded()
+    book.add(FOUNDER, member_record(BOB, "bob", t(5)))
+    book.add(BOB, member_record(DAVE, "dave", t(6)))
+    result = merge(book)
+    assert (result.members[BOB.id].via, result.members[BOB.id].depth) == ("member", 1)
+    assert result.members[DAVE.id].depth == 2
+
+
+def test_an_admin_may_admit_an_anchor_directly_but_the_anchor_admits_nobody() -> None:
+    book = founded()
     book.add(FOUNDER, member_record(ANCHOR, "anchor", t(5), role="anchor"))
     book.add(ANCHOR, member_record(DAVE, "dave", t(6)))
     result = merge(book)
     assert result.members[ANCHOR.id].role == "anchor"
-    assert (result.members[ANCHOR.id].via, result.members[ANCHOR.id].depth) == ("member", 1)
-    assert result.members[DAVE.id].depth == 2
+    assert not result.admitted(DAVE.id)
+    assert refusals(result, DAVE) == ["an anchor cannot change the roster"]
 
 
 def test_admission_chains_through_invitees() -> None:
@@ -254,8 +264,8 @@ def test_admission_chains_through_invitees() -> None:
 
 def test_an_admission_may_arrive_before_the_admission_it_depends_on() -> None:
     book = founded()
-    book.add(ANCHOR, member_record(DAVE, "dave", t(3)))  # stamped before the anchor itself was admitted
-    book.add(FOUNDER, member_record(ANCHOR, "anchor", t(9), role="anchor"))
+    book.add(ERIN, member_record(DAVE, "dave", t(3)))  # stamped before erin herself was admitted
+    book.add(FOUNDER, member_record(ERIN, "erin", t(9)))
     result = merge(book)
     assert result.admitted(DAVE.id)
 
@@ -413,15 +423,15 @@ def scenario() -> LogBook:
     stale = invite(book, FOUNDER, "stale", 15, expires_in=5)
     redeem(book, CAROL, "carol", stale, 30)  # expired
     redeem(book, ALICE2, "alice", shared, 16)  # bob's invite, joining as alice: refused
-    book.add(ANCHOR, member_record(machine("anchor-child"), "kid", t(17)))  # before the anchor's own admission
-    book.add(FOUNDER, member_record(ANCHOR, "anchor", t(20), role="anchor"))
+    book.add(ERIN, member_record(machine("erin-child"), "kid", t(17)))  # before erin's own admission
+    book.add(FOUNDER, member_record(ERIN, "erin", t(20)))
     book.add(MALLORY, member_record(MALLORY, "mallory", t(21)))
     book.add(BOB, member_record(BOB, "bob", t(40), active=False))
     book.add(BOB, member_record(BOB, "bob", t(50), active=True))  # own return: refused
     book.add(FOUNDER, member_record(BOB2, "bob", t(60), name="renamed"))
     book.add(BOB2, member_record(BOB2, "bob", t(55), name="older"))
     book.add(DAVE, member_record(DAVE, "dave", t(60), name="x"))
-    book.add(ANCHOR, member_record(DAVE, "dave", t(60), name="y"))  # same ts: the higher signature wins
+    book.add(ERIN, member_record(DAVE, "dave", t(60), name="y"))  # same ts: the higher signature wins
     book.add(FOUNDER, member_record(DAVE, "dave", NOW + 2 * MAX_SKEW_MS, name="future"))
     return book
 
@@ -441,7 +451,7 @@ def test_scenario_gives_the_expected_roster() -> None:
     result = merge(book)
     ties = {env["body"]["record"]["name"]: env["sig"] for env in book.entries
             if env["body"]["record"].get("machine") == DAVE.id and env["body"]["record"]["name"] in ("x", "y")}
-    assert sorted(result.members) == sorted(m.id for m in (FOUNDER, BOB, BOB2, DAVE, ANCHOR, machine("anchor-child")))
+    assert sorted(result.members) == sorted(m.id for m in (FOUNDER, BOB, BOB2, DAVE, ERIN, machine("erin-child")))
     assert not result.members[BOB.id].active
     assert result.members[BOB2.id].name == "renamed"
     assert result.members[DAVE.id].name == max(ties, key=ties.__getitem__)

@@ -1,0 +1,91 @@
+"""The anchor's own state on its machine: a cursor per event source, the candidate queue, problems, its runs.
+
+Not a projection: the cursors say which events this anchor has already evaluated. Losing the file costs a
+replay (everything is evaluated again, and the firing records in git keep anything from firing twice), never
+a firing. Kept in ``<team store>/gitive/anchor.sqlite`` beside the index, in the same named-step schema.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from gitive.index import db
+
+STEPS: list[tuple[str, str]] = [
+    ("0001-anchor", """
+        CREATE TABLE cursors(source TEXT PRIMARY KEY, value TEXT NOT NULL, at INTEGER NOT NULL);
+        CREATE TABLE queue(id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, kind TEXT NOT NULL,
+                           obligation TEXT NOT NULL, owner TEXT NOT NULL, to_ TEXT, action TEXT NOT NULL,
+                           due INTEGER NOT NULL, fired INTEGER NOT NULL, late INTEGER NOT NULL,
+                           event TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'queued', at INTEGER NOT NULL);
+        CREATE INDEX queue_state ON queue(state, fired);
+        CREATE TABLE problems(source TEXT PRIMARY KEY, detail TEXT NOT NULL, first_seen INTEGER NOT NULL,
+                              last_seen INTEGER NOT NULL, count INTEGER NOT NULL);
+        CREATE TABLE runs(started INTEGER PRIMARY KEY, pid INTEGER NOT NULL, last_tick INTEGER,
+                          ticks INTEGER NOT NULL DEFAULT 0, last_report TEXT)
+    """),
+]
+
+
+def path_for(store_path: str | Path) -> Path:
+    return Path(store_path) / "gitive" / "anchor.sqlite"
+
+
+@contextmanager
+def connect(path: Path, *, readonly: bool = False) -> Iterator[sqlite3.Connection]:
+    with db.connect(path, readonly=readonly, steps=STEPS) as conn:
+        yield conn
+
+
+def get(conn: sqlite3.Connection, source: str) -> Any:
+    row = conn.execute("SELECT value FROM cursors WHERE source = ?", (source,)).fetchone()
+    return json.loads(row[0]) if row else None
+
+
+def get_prefix(conn: sqlite3.Connection, prefix: str) -> dict[str, Any]:
+    rows = conn.execute("SELECT source, value FROM cursors WHERE source >= ? AND source < ?",
+                        (prefix, prefix + "\uffff"))
+    return {source[len(prefix):]: json.loads(value) for source, value in rows}
+
+
+def put(conn: sqlite3.Connection, source: str, value: Any, at: int) -> None:
+    conn.execute("INSERT INTO cursors VALUES (?,?,?) ON CONFLICT(source) DO UPDATE SET value = excluded.value, "
+                 "at = excluded.at", (source, json.dumps(value, sort_keys=True), at))
+
+
+def problem(conn: sqlite3.Connection, source: str, detail: str | None, at: int) -> None:
+    """Record (or with ``detail`` None, clear) the current problem of one source, such as a watcher."""
+    if detail is None:
+        conn.execute("DELETE FROM problems WHERE source = ?", (source,))
+        return
+    conn.execute("INSERT INTO problems VALUES (?,?,?,?,1) ON CONFLICT(source) DO UPDATE SET detail = "
+                 "excluded.detail, last_seen = excluded.last_seen, count = count + 1", (source, detail, at, at))
+
+
+def problems(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    keys = ("source", "detail", "first_seen", "last_seen", "count")
+    return [dict(zip(keys, r, strict=True)) for r in conn.execute(
+        "SELECT source, detail, first_seen, last_seen, count FROM problems ORDER BY source")]
+
+
+def run_started(conn: sqlite3.Connection, started: int, pid: int) -> None:
+    conn.execute("INSERT OR REPLACE INTO runs(started, pid) VALUES (?, ?)", (started, pid))
+
+
+def run_ticked(conn: sqlite3.Connection, started: int, at: int, report: dict[str, Any]) -> None:
+    conn.execute("UPDATE runs SET last_tick = ?, ticks = ticks + 1, last_report = ? WHERE started = ?",
+                 (at, json.dumps(report, sort_keys=True), started))
+
+
+def last_run(conn: sqlite3.Connection) -> dict[str, Any] | None:
+    row = conn.execute("SELECT started, pid, last_tick, ticks, last_report FROM runs ORDER BY started DESC "
+                       "LIMIT 1").fetchone()
+    if not row:
+        return None
+    return {"started": row[0], "pid": row[1], "last_tick": row[2], "ticks": row[3],
+            "last_report": json.loads(row[4]) if row[4] else None}
