@@ -133,6 +133,12 @@ class Hive:
         """The stores that sync with remotes (never the personal store)."""
         return [self.store] if not self.separate_store else [self.store, self._project_common]
 
+    def sync_remotes(self, repo: pygit2.Repository) -> list[str]:
+        """The remotes ``gitive sync`` uses for ``repo`` (the one decision, ``store.sync.plan_remotes``)."""
+        from gitive.store import sync
+
+        return sync.sync_remotes(repo)
+
     @property
     def project_id(self) -> str:
         """The project's id, from the cache ``fresh_index`` keeps for hooks (computed when it is missing)."""
