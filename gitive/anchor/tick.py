@@ -322,8 +322,8 @@ def _push(anchor: Anchor, reached: list[tuple[pygit2.Repository, str]]) -> tuple
             continue
         pushed += len(result.pushed)
         failed |= bool(result.rejected)
-    if pushed and maintenance.needs_packing(maintenance.health(anchor.hive.store)):
-        maintenance.pack(anchor.hive.store)
+    if pushed:
+        maintenance.upkeep(anchor.hive.store)  # runs only when due: the schedule is remembered in the repository
     return pushed, failed
 
 
