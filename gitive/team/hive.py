@@ -77,7 +77,7 @@ class Hive:
 
         return machine_id(self.key)
 
-    @property
+    @cached_property
     def separate_store(self) -> bool:
         return not _same(self.store_dir, self.common_dir)
 
