@@ -16,6 +16,11 @@ REMOTES_REF_PREFIX = "refs/hive-remotes/"
 PINNED_REF_PREFIX = "refs/hive-pinned/"
 
 LOG_NAMES = ("roster", "team", "project", "mail", "ledger", "personal")
+# Project-scope entries go to one log per (author, project): "project-" + the project id's first 16 hex digits.
+# One index may read several projects' stores of a team (an attached repository reads the team store, which
+# may be another project's repository); one shared name would make two projects' logs of one author collide.
+# "project" (no suffix) is what versions before 2026-12 wrote; it is still read.
+PROJECT_LOG_PREFIX = "project-"
 
 # Repository upkeep: pack when loose objects or refs pile up (costs measured in ECOSYSTEM-NOTES).
 LOOSE_OBJECTS_PACK_THRESHOLD = 2_000

@@ -18,7 +18,7 @@ def doctor(as_json: bool = typer.Option(False, "--json", help="Print problems as
 
     Example: gitive doctor --json
     """
-    from gitive.index.doctor import diagnose
+    from gitive.index.doctor import diagnose, remote_plans
     from gitive.index.refresh import fresh_index
     from gitive.team.hive import open_hive
 
@@ -26,8 +26,12 @@ def doctor(as_json: bool = typer.Option(False, "--json", help="Print problems as
     with fresh_index(hive) as (conn, _):
         found = diagnose(hive, conn)
     if as_json:
-        emit_json({"ok": not found, "problems": found})
-    elif not found:
+        emit_json({"ok": not found, "problems": found, "remotes": remote_plans(hive), "team": {"id": hive.team_id}})
+        return 1 if found else 0
+    for plan in remote_plans(hive):
+        why = "as hive.remote names them" if plan["explicit"] else "every remote with the hive refspec"
+        console.print(f"sync uses {', '.join(plan['remotes']) or 'no remote'} ({why}) in {plan['store']}")
+    if not found:
         console.print("no problems found")
     else:
         for p in found:

@@ -1,65 +1,39 @@
-"""The no-op ``gitive sync`` without importing Typer, pygit2 or PyNaCl (stdlib only).
+"""``gitive sync`` without importing Typer, pygit2 or PyNaCl (stdlib only), when that is possible.
 
-Most syncs find nothing new: the fetch moves no ref, every log tip equals the index's cursor, and the remote
-already has every one of this machine's refs. That case is answered here in a few tens of milliseconds.
-Anything else (a moved ref, a ref to push, a separate team store, an error, upkeep due) returns None and
-the full command runs, which repeats the (now cheap) fetch and does the real work.
+A running daemon answers ``gitive sync`` over its socket: it has git, the index and the verifier warm, so the
+command costs the interpreter and the daemon's own fetch and push. Without a daemon, a sync that finds
+nothing new (the fetch moves no ref, every log tip equals the index's cursor, the remote already has every one
+of this machine's refs) is answered here in a few tens of milliseconds. Anything else (a moved ref, a ref to
+push, a separate team store, an error, upkeep due) returns None and the full command runs, which repeats the
+(now cheap) fetch and does the real work.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sqlite3
-import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import quote
+from typing import Any
 
 from gitive.capture import locate
 from gitive.core.home import gitive_home
-from gitive.store.git import no_git_env  # stdlib only: the one place that decides a git child's environment
+from gitive.store.gitdir import hive_tips
+from gitive.store.remotes import choose_from_config
 
 
-def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str] | None:
+def _git(args: list[str], cwd: Path) -> Any:
+    import subprocess
+
+    # stdlib only: the one place that decides a git child's environment
+    from gitive.store.git import no_git_env
+
     try:
         return subprocess.run(["git", *args], cwd=cwd, env=no_git_env(), capture_output=True, text=True,
                               stdin=subprocess.DEVNULL, timeout=120)
     except (OSError, subprocess.TimeoutExpired):
         return None
-
-
-def _hive_tips(git_dir: Path) -> dict[str, str] | None:
-    """Tips of every hive ref, read from git's own files (packed-refs, then loose refs, which win).
-
-    Reading them costs well under a millisecond, where ``git for-each-ref`` costs a process start.
-    """
-    tips: dict[str, str] = {}
-    try:
-        for line in (git_dir / "packed-refs").read_text().splitlines():
-            if line and line[0] not in "#^" and " refs/hive" in line:
-                oid, _, name = line.partition(" ")
-                tips[name] = oid
-    except FileNotFoundError:
-        pass
-    except OSError:
-        return None
-    for top in ("hive", "hive-remotes", "hive-pinned"):
-        base = git_dir / "refs" / top
-        for folder, _, files in os.walk(base):
-            for name in files:
-                if name.endswith(".lock"):
-                    return None  # a writer is busy: let the full command look
-                path = Path(folder) / name
-                try:
-                    oid = path.read_text().strip()
-                except OSError:
-                    return None
-                if oid.startswith("ref:"):
-                    return None
-                tips["refs/" + str(path.relative_to(git_dir / "refs"))] = oid
-    return tips
 
 
 def _upkeep_due(git_dir: Path) -> bool:
@@ -73,17 +47,42 @@ def _upkeep_due(git_dir: Path) -> bool:
     return maintenance.due(git_dir) or citations_due
 
 
+def _print(report: dict[str, object], lines: list[list[str]], as_json: bool) -> int:
+    if as_json:
+        sys.stdout.write(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    else:
+        sys.stdout.write("".join(text + "\n" for _, text in lines))
+    return 0 if report.get("ok") else 1
+
+
+def _by_daemon(found: locate.Located, as_json: bool) -> int | None:
+    """Let a running daemon do the sync (it has git and the index warm); None when none answers."""
+    from gitive.capture import daemon_client
+
+    if not (gitive_home() / daemon_client.SOCKET).exists():
+        return None
+    reply = daemon_client.request({"op": "sync", "repo": str(found.toplevel)}, budget=600)
+    if not reply or not reply.get("ok") or not isinstance(reply.get("report"), dict):
+        return None  # an old daemon, or one that failed: the full command runs and reports
+    return _print(reply["report"], reply.get("lines") or [], as_json)
+
+
 def try_noop(argv: list[str]) -> int | None:
-    """Run a sync that has nothing to do, or return None to let the full command run."""
+    """Run a sync through the daemon, or one that has nothing to do; None lets the full command run."""
     if argv not in (["sync"], ["sync", "--json"]):
         return None
     found = locate.find(os.getcwd())
     if found is None:
         return None
     config = locate.read_config_all(found.common_dir)
-    if not config.get("hive.team") or config.get("hive.teamstore") or _upkeep_due(found.common_dir):
+    if not config.get("hive.team"):
         return None
-    remotes = config.get("hive.remote", [])
+    answered = _by_daemon(found, "--json" in argv)
+    if answered is not None:
+        return answered
+    if config.get("hive.teamstore") or _upkeep_due(found.common_dir):
+        return None
+    remotes = choose_from_config(config).chosen
     index = found.common_dir / "gitive" / "index.sqlite"
     if not remotes or not index.exists():
         return None
@@ -92,7 +91,7 @@ def try_noop(argv: list[str]) -> int | None:
                      f"+refs/hive/*:refs/hive-remotes/{remote}/*"], found.toplevel)
         if done is None or done.returncode != 0:
             return None  # the full command reports it properly
-    tips = _hive_tips(found.common_dir)
+    tips = hive_tips(found.common_dir)
     if tips is None:
         return None
     for name, tip in tips.items():  # our own refs: the remote must already have each of them
@@ -100,6 +99,9 @@ def try_noop(argv: list[str]) -> int | None:
             for remote in remotes:
                 if tips.get(f"refs/hive-remotes/{remote}/{name[len('refs/hive/'):]}") != tip:
                     return None
+    import sqlite3
+    from urllib.parse import quote
+
     try:
         conn = sqlite3.connect(f"file:{quote(str(index))}?mode=ro", uri=True, timeout=1)
         try:
@@ -116,7 +118,7 @@ def try_noop(argv: list[str]) -> int | None:
     if "--json" in argv:
         report = {"fetched": dict.fromkeys(remotes, 0), "received": 0, "problems": [],
                   "pushed": {r: [] for r in remotes}, "rejected": [], "unreachable": {}, "packed": False,
-                  "dropped": 0, "ok": True}
+                  "dropped": 0, "no_remote": [], "team": {"id": config["hive.team"][-1]}, "ok": True}
         sys.stdout.write(json.dumps(report, indent=2, sort_keys=True) + "\n")
     else:
         sys.stdout.write(f"fetched 0 changed refs from {len(remotes)} remote(s); received 0 new entries\n")

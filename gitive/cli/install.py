@@ -130,11 +130,15 @@ def uninstall(
                                     "missing": "already gone:"})
         for path in (report.git_hooks or {}).get("removed", []):
             console.print(f"removed git hook {path}")
+        kept_for = (report.git_hooks or {}).get("kept_for") or []
+        if kept_for:
+            console.print(f"kept the git hooks in {report.git_hooks['dir']}: {', '.join(kept_for)} installed them "
+                          "too (work trees share them); uninstall there to remove them")
     removed_service = unit is not None and unit["outcome"] != "not-installed"
     if unit is not None and (removed_service or service):
         _print_service_uninstall(unit)
     if report is not None and not report.files and not (report.git_hooks or {}).get("removed") \
-            and not removed_service:
+            and not (report.git_hooks or {}).get("kept_for") and not removed_service:
         console.print("nothing of gitive's is installed here")
     return 0
 
@@ -240,6 +244,11 @@ def _print_status(found: dict[str, Any]) -> None:
             console.print(f"            [yellow]{hooks[key]}[/]")
     index = found["index"]
     console.print(f"index       {index['path'] or '-'}: " + ("readable" if index["readable"] else index["problem"]))
+    for plan in found.get("remotes") or []:
+        why = "as hive.remote names them" if plan["explicit"] else "every remote with the hive refspec"
+        left = plan["skipped"] + plan["without_refspec"]
+        console.print(f"remotes     sync uses {', '.join(plan['remotes']) or 'none'} ({why})"
+                      + (f"; not {', '.join(left)} (`gitive doctor` says why)" if left else ""))
     daemon = found["daemon"]
     console.print("daemon      " + ("running" if daemon["running"] else "not running")
                   + (f" ({daemon['problem']})" if daemon["problem"] else ""))

@@ -162,13 +162,12 @@ def search_cmd(
     from gitive.index.refresh import fresh_index
     from gitive.lessons import semantic
     from gitive.lessons.recall import search
-    from gitive.team import projects
     from gitive.team.hive import open_hive
 
     hive = open_hive()
     dense = semantic.for_repo(hive.project)
     with fresh_index(hive) as (conn, _):
-        found = search(conn, query, files=files, project=projects.project_id(hive.project),
+        found = search(conn, query, files=files, project=hive.project_id,
                        include_proposed=proposed, limit=limit, repo=hive.project, rephrasings=rephrase,
                        semantic=dense)
     if dense is not None and dense.problem:

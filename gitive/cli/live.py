@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any
 
 import typer
 
-from gitive.cli.output import console, emit_json
+from gitive.cli.output import console, emit_json, escape
 from gitive.cli.person import passphrase_stdin, person_gesture
 
 
@@ -25,13 +26,29 @@ def _directory() -> tuple[Any, list[dict[str, Any]], set[str], str]:
     return team_view()
 
 
+def _directory_from_daemon() -> list[dict[str, Any]] | None:
+    """The directory as a running daemon sees it (it has pygit2 and the verifier warm), or None."""
+    import os
+
+    from gitive.capture import daemon_client
+    from gitive.store.gitdir import find
+
+    found = find(os.getcwd())
+    reply = daemon_client.request({"op": "who", "repo": str(found.toplevel)}, budget=10.0) if found else None
+    return reply["sessions"] if reply and reply.get("ok") and isinstance(reply.get("sessions"), list) else None
+
+
 def who(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
         all_: bool = typer.Option(False, "--all", help="Include sessions gone quiet.")) -> int:
     """Who is working where: live agent sessions across the team (after the last sync).
 
     Example: gitive who --json
     """
-    _, rows, _, _ = _directory()
+    from gitive.daemon import claims
+
+    rows = _directory_from_daemon()
+    if rows is None:
+        _, rows, _, _ = _directory()
     rows = sorted((r for r in rows if all_ or r["live"]), key=lambda r: (r["person"], r["name"]))
     if as_json:
         emit_json(rows)
@@ -39,12 +56,17 @@ def who(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
     if not rows:
         console.print("no live sessions (they appear once a harness with gitive hooks runs; `gitive sync` fetches "
                       "teammates')")
+    now = int(time.time() * 1000)
     for r in rows:
         where = f"{r.get('repo_label') or '?'}@{r.get('branch') or '?'}"
         doing = f" — {r['doing']}" if r.get("doing") else ""
         files = ", ".join((r.get("modified") or r.get("files") or [])[-3:])
-        console.print(f"{r['address']:<28} {r.get('harness') or '':<7} {r.get('turn') or '':<8} {where}{doing}"
-                      + (f"  [dim]{files}[/]" if files else ""))
+        console.print(escape(f"{r['address']:<28} {r.get('harness') or '':<7} {r.get('turn') or '':<8} "
+                             f"{where}{doing}") + (f"  [dim]{escape(files)}[/]" if files else ""))
+        for c in claims.active(r, now):
+            until = time.strftime("%H:%M", time.localtime(c["until"] / 1000))
+            note = f" — {c['note']}" if c.get("note") else ""
+            console.print(f"{'':<28} [yellow]claims[/] {escape(c['path'])} until {until}{escape(note)}")
     return 0
 
 
@@ -61,9 +83,9 @@ def send(
 
     Example: gitive send bob/api-claude "did you change the token format?"
     """
-    from gitive.daemon import control, mailbox
+    from gitive.daemon import mailbox
+    from gitive.daemon.service import push_own
     from gitive.errors import GitiveError
-    from gitive.index import sync as syncing
 
     hive, rows, persons, person = _directory()
     is_person = sender is None and sys.stderr.isatty()
@@ -75,10 +97,10 @@ def send(
         raise GitiveError("only a person at a terminal sends as …/terminal; scripts and agents use a session name")
     done = mailbox.send(hive, rows, persons, sender=sender or f"{person}/terminal", to=to, body=text,
                         from_person=is_person, reply_to=reply_to)
-    if not control.ask("sync", budget=30.0):
-        syncing.run(hive)  # no daemon: push it now
+    pushed = push_own(hive)  # out at once: the recipients' daemons see it at their next probe
     if as_json:
-        emit_json({"id": done.id, "recipients": [r._asdict() for r in done.recipients]})
+        emit_json({"id": done.id, "recipients": [r._asdict() for r in done.recipients],
+                   "pushed_to": sorted(r for r, res in pushed.items() if not res.rejected)})
     else:
         console.print(f"sent {done.id} to {', '.join(r.address for r in done.recipients)}; it arrives at their "
                       "next tool call or session start (or when their machine next syncs)")
@@ -86,36 +108,50 @@ def send(
 
 
 def inbox(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
-          sent: bool = typer.Option(False, "--sent", help="Show what this machine sent, with acks.")) -> int:
+          sent: bool = typer.Option(False, "--sent", help="Show what this machine sent, with acks."),
+          search: str | None = typer.Option(None, "--search", help="Search the messages you may read (received "
+                                                                  "here, sent by you) for these words."),
+          limit: int = typer.Option(20, "--limit", min=1, max=100, help="With --search: at most this many.")
+          ) -> int:
     """Messages for this machine's sessions (queued, delivered, read, held), or with --sent the ones you sent.
 
-    Example: gitive inbox --sent
+    With --search, the messages you may read that contain every word given (best match first, with a
+    snippet): those this machine's sessions received and those any of your machines sent.
+
+    Example: gitive inbox --search "token format"
     """
     from gitive.daemon import db as daemon_db
     from gitive.daemon import mailbox
     from gitive.index.refresh import fresh_index
     from gitive.team.hive import open_hive
 
+    if search is not None:
+        return _listing(mailbox.search_for(open_hive(), search, limit), as_json, "no message matches",
+                        lambda r: f"{r['id']} {r['direction']:<8} {escape(r['from'] + ' → ' + r['to'])}: "
+                                  f"{escape(r['snippet'])}")
     if sent:
         hive = open_hive()
         with fresh_index(hive) as (conn, _):
             rows = mailbox.sent(conn, hive.me)
-        if as_json:
-            emit_json(rows)
-        for r in [] if as_json else rows:
-            acks = ", ".join(f"{a['state']} by {a['session']}" for a in r["acks"]) or "no ack yet"
-            console.print(f"{r['id']} to {r['to']}: {r['body'][:60]}  [dim]{acks}[/]")
-        return 0
+        return _listing(rows, as_json, "nothing sent from this machine yet", lambda r: (
+            f"{r['id']} to {escape(r['to'])}: {escape(r['body'][:60])}  [dim]"
+            + (", ".join(f"{a['state']} by {a['session']}" for a in r["acks"]) or "no ack yet") + "[/]"))
     with daemon_db.connect() as db:
         rows = mailbox.received(db)
+    return _listing(rows, as_json, "no messages", lambda r: (
+        f"{r['id']} {r['state']:<9} {escape(r['from'] + ' → ' + r['to_session'])}: {escape(r['body'][:70])}"
+        + (f"  [yellow]{escape(r['reason'])}[/]" if r["reason"] else "")))
+
+
+def _listing(rows: list[dict[str, Any]], as_json: bool, empty: str, line: Any) -> int:
+    """Print ``rows`` as JSON, or one ``line(row)`` each (``empty`` when there is none)."""
     if as_json:
         emit_json(rows)
         return 0
     if not rows:
-        console.print("no messages")
+        console.print(empty)
     for r in rows:
-        console.print(f"{r['id']} {r['state']:<9} {r['from']} → {r['to_session']}: {r['body'][:70]}"
-                      + (f"  [yellow]{r['reason']}[/]" if r["reason"] else ""))
+        console.print(line(r))
     return 0
 
 

@@ -26,59 +26,60 @@ app = typer.Typer(
 )
 
 
-_registered = False
+# Each command module, and the top-level commands it adds. A command loads only its own module (and what that
+# imports), so `gitive team` never pays for the MCP server or the daemon; `--help` and an unknown name load all.
+_MODULES: dict[str, tuple[str, ...]] = {
+    "team": ("init", "invite", "join", "attach", "team"),
+    "install": ("install", "uninstall", "status"),
+    "live": ("who", "send", "inbox", "held", "release"),
+    "mcp": ("mcp",),
+    "daemon": ("daemon",),
+    "sync": ("sync",),
+    "log": ("log",),
+    "doctor": ("doctor",),
+    "retract": ("retract", "gc"),
+    "lessons": ("lessons",),
+    "review": ("review",),
+    "project": ("project",),
+    "person": ("person",),
+    "index": ("index",),
+    "server": ("server",),
+    "ui": ("ui",),
+    "learn": ("learn",),
+    "skills": ("skills",),
+    "owe": ("owe", "owed", "obligation"),
+    "anchor": ("anchor",),
+    "routing": ("routing",),
+}
+# modules that are one Typer group, named like the module
+_GROUPS = {"daemon", "lessons", "review", "project", "person", "index", "server", "skills", "anchor", "routing"}
+_registered: set[str] = set()
 
 
-def _register() -> None:
-    global _registered
-    if _registered:
-        return
-    _registered = True
-    from gitive.cli import anchor as anchor_cli
-    from gitive.cli import (
-        daemon,
-        doctor,
-        index,
-        learn,
-        lessons,
-        live,
-        log,
-        owe,
-        person,
-        project,
-        retract,
-        review,
-        server,
-        skills,
-        sync,
-        team,
-        ui,
-    )
-    from gitive.cli import install as install_cli
-    from gitive.cli import mcp as mcp_cli
-    from gitive.cli import routing as routing_cli
+def _add(module_name: str) -> None:
+    import importlib
 
-    team.register(app)
-    install_cli.register(app)
-    live.register(app)
-    app.command("mcp")(mcp_cli.mcp)
-    app.add_typer(daemon.app, name="daemon")
-    sync.register(app)
-    log.register(app)
-    doctor.register(app)
-    retract.register(app)
-    app.add_typer(lessons.app, name="lessons")
-    app.add_typer(review.app, name="review")
-    app.add_typer(project.app, name="project")
-    app.add_typer(person.app, name="person")
-    app.add_typer(index.app, name="index")
-    app.add_typer(server.app, name="server")
-    app.command("ui")(ui.ui)
-    learn.register(app)
-    app.add_typer(skills.app, name="skills")
-    owe.register(app)
-    app.add_typer(anchor_cli.app, name="anchor")
-    app.add_typer(routing_cli.app, name="routing")
+    module = importlib.import_module(f"gitive.cli.{module_name}")
+    if module_name in _GROUPS:
+        app.add_typer(module.app, name=module_name)
+    elif module_name in ("mcp", "ui"):  # one command each, named like the module
+        app.command(module_name)(getattr(module, module_name))
+    else:
+        module.register(app)
+
+
+def _register(command: str | None = None) -> None:
+    """Add the module that holds ``command`` to the app, or every module when ``command`` is None or unknown."""
+    owner = next((m for m, names in _MODULES.items() if command in names), None)
+    for module_name in [owner] if owner else list(_MODULES):
+        if module_name not in _registered:
+            _registered.add(module_name)
+            _add(module_name)
+
+
+def _command_name(argv: list[str]) -> str | None:
+    """The command ``argv`` names (its first word), or None for bare options such as ``--help``."""
+    return argv[0] if argv and not argv[0].startswith("-") else None
 
 
 def _version(value: bool) -> None:
@@ -118,15 +119,43 @@ def _notice(line: str) -> None:
     if line not in _shown:
         _shown.add(line)
         print(f"gitive: {line}", file=sys.stderr)
+def _announce_team() -> None:
+    """On a machine in several teams, say once on stderr which team this command acts for."""
+    from gitive.team import hive, registry
+
+    said: set[str] = set()
+
+    def announce(opened: hive.Hive) -> None:
+        if said:
+            return
+        teams = registry.load()
+        if len(teams) > 1:
+            said.add(opened.team_id)
+            name = (teams.get(opened.team_id) or {}).get("name") or "?"
+            print(f"team: {name} ({opened.team_id[:12]})", file=sys.stderr)
+
+    hive.on_open(announce)
 
 
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return the exit code: 0 ok, 1 a gitive error, 2 usage, 3 a bug, 130 interrupted."""
     from gitive.core import notices
 
-    _register()
+    command = _command_name(sys.argv[1:] if argv is None else argv)
+    _register(command)
     _shown.clear()
     notices.listen(_notice)
+    if command not in ("mcp", "daemon", "init", "join", "attach", None):  # these name the team themselves
+        _announce_team()
+    try:
+        return _run(argv)
+    finally:
+        from gitive.team import hive
+
+        hive.on_open(None)
+
+
+def _run(argv: list[str] | None) -> int:
     try:
         result = app(args=argv, prog_name="gitive", standalone_mode=False)
     except typer.Exit as exc:

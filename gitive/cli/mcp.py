@@ -16,8 +16,9 @@ def mcp(
 ) -> int:
     """Serve the team's memory to a coding agent over MCP on stdin/stdout.
 
-    Tools: search_memory, get_lesson, get_memory_context, propose_lesson, list_team, who_knows.
-    None can approve, retract or change the roster. Harness configuration: docs/mcp.md.
+    Tools: search_memory, get_lesson, get_memory_context, propose_lesson, list_team, who_knows, send_message,
+    check_inbox, search_mail, claim_files. None can approve, retract or change the roster. Harness
+    configuration: docs/mcp.md.
 
     Example: gitive mcp --repo ~/src/api
     """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from gitive.cli.output import console, emit_json, progress_bar, ref_label
+from gitive.cli.output import console, emit_json, escape, progress_bar
 
 
 def register(app: typer.Typer) -> None:
@@ -33,17 +33,6 @@ def sync(
     if as_json:
         emit_json(report.as_dict())
         return 0 if report.ok else 1
-    moved = sum(report.fetched.values())
-    console.print(f"fetched {moved} changed refs from {len(report.fetched)} remote(s); "
-                  f"received {report.received} new entries")
-    for p in report.problems:
-        console.print(f"[yellow]rejected[/] {p['kind']} in {ref_label(p['source'])}"
-                      f"{' seq ' + str(p['seq']) if p['seq'] else ''}: {p['detail']}")
-    for remote_name, pushed in report.pushed.items():
-        if pushed:
-            console.print(f"pushed {len(pushed)} refs to {remote_name}")
-    for remote_name, ref, why in report.rejected:
-        console.print(f"[red]{remote_name} refused {ref}[/]: {why}")
-    for remote_name, why in report.unreachable.items():
-        console.print(f"[red]{remote_name}[/]: {why}")
+    for style, text in report.lines():
+        console.print(f"[{style}]{escape(text)}[/]" if style else escape(text))
     return 0 if report.ok else 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 import typer
 
@@ -17,6 +18,7 @@ def register(app: typer.Typer) -> None:
     app.command("init")(init)
     app.command("invite")(invite)
     app.command("join")(join)
+    app.command("attach")(attach)
     app.add_typer(team_app, name="team")
 
 
@@ -46,7 +48,7 @@ def init(
     from gitive.team.hive import open_hive
 
     machine_name = machine or ops.default_machine_name()
-    team_name = name or workdir(ops.check_found(None, person, machine_name)).name  # before any key is made
+    team_name = name or workdir(ops.check_found(None, person, machine_name, team_remote)).name  # before any key is made
     signer, key_created = ensure_key(stdin, ssh_agent)
     done = ops.found(None, person, machine_name, team_name, team_remote, email, signer=signer)
     hive = open_hive()
@@ -61,7 +63,14 @@ def init(
     if key_created:
         console.print(f"Created your person key {short(signer.public)} (mode 0600); `gitive person export` "
                       "copies it to your other machines.")
-    console.print(f"Team store: {done.store}; syncing with: {', '.join(done.remotes) or 'no remote yet'}.")
+    console.print(f"Team store: {done.store}; syncing with: {', '.join(done.remotes) or 'no remote'}.")
+    for where in done.unchecked:
+        console.print(f"[yellow]could not reach {where} to check that it holds no team yet[/]; if it does, "
+                      "teammates should `gitive join` it instead")
+    if not done.remotes:
+        console.print("[yellow]This repository has no remote, so no teammate can see the team yet:[/] add one "
+                      "(`git remote add origin URL`), then `gitive sync` and `gitive invite`.")
+        return 0
     console.print("Everyone who can read this repository's remote can read what gitive stores there.")
     console.print("Next: `gitive sync` to publish, then `gitive invite` to add a teammate.")
     return 0
@@ -93,6 +102,7 @@ def invite(
     if anchor and (person or reusable):
         raise typer.BadParameter("--anchor admits one anchor machine: leave out --person and --reusable")
     hive = open_hive()
+    ops.require_remote(hive, "nobody could redeem an invite")
     with fresh_index(hive) as (conn, _):
         if anchor:
             anchors.invite_anchor(hive, conn, dry_run=True)
@@ -120,7 +130,8 @@ def invite(
 
 
 def join(
-    code: str = typer.Argument(..., help="The invite code from `gitive invite`."),
+    code: str | None = typer.Argument(None, help="The invite code from `gitive invite` (none: attach this clone "
+                                               "to a team this machine is already in)."),
     person: str | None = typer.Option(None, "--person", help="Your name in the team: a-z, 0-9 and -, e.g. bob "
                                                              "(an anchor invite needs none: it is `anchor`)."),
     machine: str | None = typer.Option(None, "--machine", help="This machine's name (default: hostname)."),
@@ -128,6 +139,7 @@ def join(
     ssh_agent: str | None = typer.Option(None, "--ssh-agent", help="Use this ssh-agent ed25519 key as your "
                                          "person key (see `gitive person init --help`)."),
     stdin: bool = passphrase_stdin(),
+    team: str | None = typer.Option(None, "--team", help="Without a code: the team (name or id) to attach to."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> int:
     """Join a team with an invite code, in a clone of the team's repository.
@@ -135,11 +147,20 @@ def join(
     Creates your person key (a passphrase, asked twice) unless this home has one; for your second machine,
     first `gitive person import` the key exported from your first.
 
+    On a machine that is already in the team, run it without a code (or run `gitive attach`) to add another
+    clone, of any repository: no invite is needed.
+
     Example: gitive join gitive-mfrgg... --person bob
     """
+    from gitive.errors import GitiveError
     from gitive.index.join import join as do_join
     from gitive.team import ops
 
+    if code is None:
+        if person or team_remote:
+            raise GitiveError("without a code, join attaches this clone to a team this machine is already in: "
+                              "drop --person/--team-remote, or pass the invite code")
+        return attach(team=team, source=None, as_json=as_json)
     done = do_join(None, code, person, machine or ops.default_machine_name(), team_remote,
                    person_key=lambda: ensure_key(stdin, ssh_agent)[0])  # made once the invite checks out
     if as_json:
@@ -150,6 +171,49 @@ def join(
     for remote, ref, why in done.report.rejected:
         console.print(f"[red]push to {remote} refused {ref}: {why}[/]")
     return 0
+
+
+def attach(
+    team: str | None = typer.Option(None, "--team", help="The team (name or id prefix) when this machine is in "
+                                                         "several."),
+    source: str | None = typer.Option(None, "--from", help="A clone that is already in the team (to find it "
+                                                           "without --team)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> int:
+    """Add this clone, of any repository, to a team this machine already belongs to (no invite needed).
+
+    The clone shares the team's roster, mail and team lessons with the machine's other clones; its project
+    lessons stay in it and travel with its own remotes. Project membership is proposed as when you join.
+
+    Example: gitive attach --team acme
+    """
+    from gitive.index.join import attach as do_attach
+
+    done = do_attach(None, team, source)
+    if as_json:
+        emit_json({"team": {"id": done.team_id, "name": done.team_name}, "machine": done.machine,
+                   "person": done.person, "store": done.store, "project_role": done.project_role,
+                   "sync": done.report.as_dict()})
+        return 0 if done.report.ok else 1
+    console.print(f"Attached this clone to team [bold]{done.team_name or '?'}[/] ({done.team_id}) as "
+                  f"{done.person} (machine {short(done.machine)}); team store: {done.store}.")
+    if done.project_role:
+        console.print(f"Proposed you as {done.project_role} of this project"
+                      + (" (confirmed: it had no member yet)." if done.project_role == "owner" else
+                         "; a project owner confirms it with `gitive project confirm`."))
+    _print_sync_problems(done.report)
+    return 0 if done.report.ok else 1
+
+
+def _print_sync_problems(report: Any) -> None:
+    from gitive.index.sync import NO_REMOTE
+
+    if report.no_remote:
+        console.print(f"[yellow]{NO_REMOTE}[/]")
+    for remote, ref, why in report.rejected:
+        console.print(f"[red]push to {remote} refused {ref}: {why}[/]")
+    for remote, why in report.unreachable.items():
+        console.print(f"[red]{remote}[/]: {why}")
 
 
 @team_app.callback(invoke_without_command=True)

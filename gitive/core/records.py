@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gitive.constants import LOG_NAMES, MAX_SKEW_MS
+from gitive.constants import LOG_NAMES, MAX_SKEW_MS, PROJECT_LOG_PREFIX
 from gitive.core.ids import is_hex64, is_machine_id, is_name
 from gitive.errors import InvalidRecord
 
@@ -342,9 +342,17 @@ def check_scope(scope: Any) -> None:
         raise InvalidRecord(f"bad scope {scope!r}: use {{team: true}}, {{project: id}} or {{personal: person}}")
 
 
+def project_log(project_id: str) -> str:
+    """The log a machine writes project-scope entries of ``project_id`` to."""
+    return PROJECT_LOG_PREFIX + project_id[:16]
+
+
 def check_log_name(log: Any) -> None:
-    if log not in LOG_NAMES:
-        raise InvalidRecord(f"unknown log {log!r}; logs are {', '.join(LOG_NAMES)}")
+    if log in LOG_NAMES:
+        return
+    suffix = log[len(PROJECT_LOG_PREFIX):] if isinstance(log, str) and log.startswith(PROJECT_LOG_PREFIX) else ""
+    if len(suffix) != 16 or not all(c in "0123456789abcdef" for c in suffix):
+        raise InvalidRecord(f"unknown log {log!r}; logs are {', '.join(LOG_NAMES)} and project-<16 hex>")
 
 
 def check_entry(entry: Any, now: int | None = None) -> str:

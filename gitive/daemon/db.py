@@ -21,7 +21,14 @@ CREATE TABLE IF NOT EXISTS notices(key TEXT PRIMARY KEY, session TEXT NOT NULL, 
     at INTEGER NOT NULL, state TEXT NOT NULL, inflight_at INTEGER);
 CREATE TABLE IF NOT EXISTS repos(path TEXT PRIMARY KEY, last_seen INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS mail_fts USING fts5(id UNINDEXED, direction UNINDEXED, sender, recipients,
+    body, at UNINDEXED, tokenize='porter unicode61');
+CREATE TABLE IF NOT EXISTS claims(session TEXT NOT NULL, path TEXT NOT NULL, until INTEGER NOT NULL,
+    note TEXT, PRIMARY KEY(session, path));
 """
+
+
+_READY: set[str] = set()  # databases this process has already brought to the schema
 
 
 # Columns added after the first release (an older database gets them at its next open), with the value an
@@ -42,10 +49,13 @@ def _add_columns(conn: sqlite3.Connection) -> None:
 
 @contextmanager
 def connect() -> Iterator[sqlite3.Connection]:
-    conn = sqlite3.connect(ensure_home() / "daemon.sqlite", timeout=10, isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.executescript(SCHEMA)
-    _add_columns(conn)
+    path = ensure_home() / "daemon.sqlite"
+    conn = sqlite3.connect(path, timeout=10, isolation_level=None)
+    if str(path) not in _READY or not path.exists():
+        conn.execute("PRAGMA journal_mode=WAL")  # persistent: once per database is enough
+        conn.executescript(SCHEMA)
+        _add_columns(conn)
+        _READY.add(str(path))
     try:
         yield conn
     finally:

@@ -10,6 +10,7 @@ confirmed reappears after 90 s. Acks (``delivered``, ``read``) go in the recipie
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -43,7 +44,7 @@ def send(hive: Hive, directory: list[dict[str, Any]], persons: set[str], *, send
     _check_text(body)
     if len(body.encode()) > MAX_MESSAGE_BODY:
         raise GitiveError(f"the message is over {MAX_MESSAGE_BODY // 1024} KiB; send a path or a commit instead")
-    recipients = addressing.resolve(to, directory, persons, sender_is_person=from_person, sender=sender)
+    recipients = resolve_all(to, directory, persons, sender_is_person=from_person, sender=sender)
     record: dict[str, Any] = {
         "type": "message", "id": new_ulid(), "from": sender, "to": to, "body": body, "from_person": from_person,
         "recipients": [{"machine": r.machine, "session": r.session} for r in recipients],
@@ -54,6 +55,28 @@ def send(hive: Hive, directory: list[dict[str, Any]], persons: set[str], *, send
         record["repo"] = repo
     logs.append(hive.store, hive.key, hive.team_id, "mail", TEAM_SCOPE, record)
     return Sent(record["id"], recipients)
+
+
+MAX_ADDRESSES = 20
+
+
+def resolve_all(to: str, directory: list[dict[str, Any]], persons: set[str], *, sender_is_person: bool,
+                sender: str) -> list[addressing.Recipient]:
+    """The sessions ``to`` names: one address, or several separated by commas, each resolved on its own
+    (groups stay a person's privilege). A session named twice is written to once.
+
+    Raises:
+        GitiveError: an address that does not resolve, or more than 20 of them.
+    """
+    addresses = [a.strip() for a in to.split(",") if a.strip()] or [to]
+    if len(addresses) > MAX_ADDRESSES:
+        raise GitiveError(f"at most {MAX_ADDRESSES} addresses in one message; a person can write to a group "
+                          "(person/*, repo:NAME)")
+    found: dict[tuple[str, str], addressing.Recipient] = {}
+    for address in addresses:
+        for r in addressing.resolve(address, directory, persons, sender_is_person=sender_is_person, sender=sender):
+            found.setdefault((r.machine, r.session), r)
+    return list(found.values())
 
 
 def _check_text(body: str) -> None:
@@ -71,7 +94,9 @@ def _check_text(body: str) -> None:
 def ingest(index: sqlite3.Connection, db: sqlite3.Connection, me: str, my_person: str,
            admit: Callable[[dict[str, Any]], Any]) -> int:
     """Queue every verified message addressed to this machine that is not queued yet; return how many."""
-    cursor = int(db.execute("SELECT COALESCE((SELECT value FROM meta WHERE key = 'mail_rowid'), '0')").fetchone()[0])
+    # One cursor per index: a machine in several teams (or repositories) has several, with unrelated rowids.
+    cursor_key = "mail_rowid:" + next((row[2] for row in index.execute("PRAGMA database_list") if row[1] == "main"), "")
+    cursor = int(db.execute("SELECT COALESCE((SELECT value FROM meta WHERE key = ?), '0')", (cursor_key,)).fetchone()[0])
     rows = index.execute(
         "SELECT e.rowid, e.author, e.envelope, e.at FROM entries e WHERE e.kind = 'message' AND e.rowid > ? "
         "AND EXISTS (SELECT 1 FROM admitted_entries a WHERE a.author = e.author AND a.log = e.log "
@@ -95,8 +120,8 @@ def ingest(index: sqlite3.Connection, db: sqlite3.Connection, me: str, my_person
                 "state, reason, received_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (record["id"], record["from"], author, session, record["body"], int(record["from_person"]),
                  record.get("reply_to"), state, verdict.reason if state != "queued" else None, now_ms())).rowcount
-    db.execute("INSERT INTO meta VALUES ('mail_rowid', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-               (str(cursor),))
+    db.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+               (cursor_key, str(cursor)))
     return added
 
 
@@ -322,3 +347,76 @@ def sent(index: sqlite3.Connection, me: str, limit: int = 50) -> list[dict[str, 
                     "recipients": record["recipients"],
                     "acks": [{"state": a["state"], "session": a["session"], "machine": a["by"]} for a in acks]})
     return out
+
+
+def _cursor(db: sqlite3.Connection, key: str) -> int:
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _index_search(db: sqlite3.Connection, index: sqlite3.Connection, mine: set[str]) -> None:
+    """Add to ``mail_fts`` what arrived or was sent since the last search (a cursor per source)."""
+    inbox_cursor = _cursor(db, "search_inbox_rowid")
+    rows = db.execute("SELECT rowid, id, sender, to_session, body, received_at FROM inbox WHERE rowid > ? "
+                      "ORDER BY rowid", (inbox_cursor,)).fetchall()
+    for rowid, message_id, sender, session, body, at in rows:
+        db.execute("INSERT INTO mail_fts VALUES (?, 'received', ?, ?, ?, ?)", (message_id, sender, session, body, at))
+        inbox_cursor = rowid
+    key = "search_sent_rowid:" + next((r[2] for r in index.execute("PRAGMA database_list") if r[1] == "main"), "")
+    sent_cursor = _cursor(db, key)
+    for rowid, author, envelope, at in index.execute(
+            "SELECT rowid, author, envelope, at FROM entries WHERE kind = 'message' AND rowid > ? ORDER BY rowid",
+            (sent_cursor,)).fetchall():
+        sent_cursor = rowid
+        if author not in mine:
+            continue
+        record = json.loads(envelope)["body"]["record"]
+        db.execute("INSERT INTO mail_fts VALUES (?, 'sent', ?, ?, ?, ?)",
+                   (record["id"], record["from"], record["to"], record["body"], at))
+    for name, value in (("search_inbox_rowid", inbox_cursor), (key, sent_cursor)):
+        db.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                   (name, str(value)))
+
+
+def _fts_query(text: str) -> str:
+    """Every word of ``text`` as a quoted prefix term (all must match): user text never reaches FTS syntax."""
+    words = re.findall(r"\w+", text.lower())
+    return " ".join(f'"{w}"*' for w in words[:16])
+
+
+def search(db: sqlite3.Connection, index: sqlite3.Connection, mine: set[str], query: str,
+           limit: int = 20) -> list[dict[str, Any]]:
+    """Messages this machine may read that match ``query``, best first: those its sessions received and
+    those its person's machines (``mine``) sent. Each result carries a short snippet, never a whole body.
+
+    Raises:
+        GitiveError: the query has no word to search for.
+    """
+    match = _fts_query(query)
+    if not match:
+        raise GitiveError("say what to search for: a word or two from the message")
+    _index_search(db, index, mine)
+    rows = db.execute(
+        "SELECT id, direction, sender, recipients, at, snippet(mail_fts, 4, '[', ']', ' … ', 12), "
+        "bm25(mail_fts) AS rank FROM mail_fts WHERE mail_fts MATCH ? ORDER BY rank LIMIT ?",
+        (match, max(1, min(limit, 100)))).fetchall()
+    states = dict(db.execute("SELECT id, state FROM inbox WHERE id IN (SELECT value FROM json_each(?))",
+                             (json.dumps([r[0] for r in rows]),)).fetchall())
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in rows:  # one message to two of this machine's sessions is one result
+        out.setdefault((r[0], r[1]), {"id": r[0], "direction": r[1], "from": r[2], "to": r[3], "at": r[4],
+                                      "snippet": r[5], "state": states.get(r[0]) if r[1] == "received" else None})
+    return list(out.values())
+
+
+def search_for(hive: Hive, query: str, limit: int = 20) -> list[dict[str, Any]]:
+    """:func:`search` as this machine's person: what their sessions here received, what any of their
+    machines sent."""
+    from gitive.daemon import db as daemon_db
+    from gitive.index.refresh import fresh_index
+
+    with fresh_index(hive) as (index, _), daemon_db.connect() as db:
+        row = index.execute("SELECT person FROM members WHERE machine = ?", (hive.me,)).fetchone()
+        mine = {m for (m,) in index.execute("SELECT machine FROM members WHERE person = ?", (row[0],))} \
+            if row else {hive.me}
+        return search(db, index, mine | {hive.me}, query, limit)

@@ -17,6 +17,7 @@ import pygit2
 from gitive.capture import events, locate
 from gitive.core import canonical
 from gitive.core.clock import now_ms
+from gitive.daemon import claims
 from gitive.store import presence as store_presence
 from gitive.store import refs
 from gitive.team.hive import Hive
@@ -111,7 +112,9 @@ def collect(conn: sqlite3.Connection, taken_by_peers: set[str], now: int | None 
             "repo_label": Path(root).name if root else None, "branch": branch, "head": head,
             "files": item["files"][-MAX_FILES:], "modified": item["modified"][-MAX_FILES:], "turn": item["turn"],
             "doing": item["doing"], "started": item["started"], "last_seen": item["last_seen"],
+            "claims": claims.held(conn, name, now),
         })
+    claims.release_ended(conn, {s["name"] for s in out})
     return out
 
 
@@ -121,7 +124,7 @@ def snapshot(me: str, person: str, machine_name: str, sessions: list[dict[str, A
     for s in sessions:
         public.append({k: s[k] for k in ("name", "harness", "project", "repo_label", "branch", "head", "files",
                                          "modified", "turn", "doing", "started", "last_seen")}
-                      | {"address": f"{person}/{s['name']}"})
+                      | {"address": f"{person}/{s['name']}", "claims": s.get("claims") or []})
     return {"machine": me, "person": person, "machine_name": machine_name, "sessions": public}
 
 

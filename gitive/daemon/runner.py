@@ -1,7 +1,9 @@
 """Running the daemon: one per ``$GITIVE_HOME`` (a lock), a socket, a file watcher and the timers.
 
 Presence is refreshed when the event log changes (and every few seconds); sync runs on an interval (30 s by
-default) and soon after this machine writes to its own hive refs. State lives in SQLite and git, so a daemon
+default) and soon after this machine writes to its own hive refs. While a local session is live, the remotes'
+mail refs are probed every 2 s (``git ls-remote``, no objects) and a sync runs as soon as one moved, so a
+message arrives in seconds; with no live session only the interval applies. State lives in SQLite and git, so a daemon
 killed at any point restarts with nothing lost: undelivered items are still queued, in-flight ones reappear.
 """
 
@@ -19,7 +21,7 @@ from gitive.capture import events
 from gitive.core.clock import now_ms
 from gitive.core.home import ensure_home
 from gitive.daemon.server import Server
-from gitive.daemon.service import Service
+from gitive.daemon.service import PROBE_EVERY_S, Service
 from gitive.errors import GitiveError
 from gitive.learn import schedule
 
@@ -63,7 +65,7 @@ def holder_pid(home: Path) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def _watch(paths: list[Path], stop: threading.Event, wake: threading.Event, flags: dict[str, bool]) -> None:
+def _watch(paths: list[Path], stop: threading.Event, wake: threading.Event, flags: dict[str, Any]) -> None:
     import watchfiles
 
     def interesting(change: Any, path: str) -> bool:
@@ -76,8 +78,9 @@ def _watch(paths: list[Path], stop: threading.Event, wake: threading.Event, flag
             for _, path in batch:
                 # Only this machine's own writes call for a push; fetched and pinned refs do not.
                 own = any(part in path for part in ("/refs/hive/logs/", "/refs/hive/bodies/", "/refs/hive/presence/"))
-                if own:
-                    flags["refs"] = True
+                if own:  # remember which store: only that team needs a sync
+                    stores = [str(p.parent) for p in paths if path.startswith(str(p) + os.sep)]
+                    flags.setdefault("refs", set()).update(stores or ["*"])
                 elif "/refs/" not in path and not path.endswith("packed-refs"):
                     flags["events"] = True
             wake.set()
@@ -96,14 +99,16 @@ def run(interval: float = 30.0, repo: str | None = None) -> int:
     serving = threading.Thread(target=server.serve_forever, name="gitive-socket", daemon=True)
     serving.start()
     stop, wake = threading.Event(), threading.Event()
-    flags: dict[str, bool] = {}
+    flags: dict[str, Any] = {}
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda *_: (stop.set(), wake.set()))
     events.events_dir().mkdir(parents=True, exist_ok=True)
-    watched = [events.events_dir(), *[Path(h.store.path) / "refs" for h in service.hives().values()]]
+    repos = service.repo_hives().values()
+    watched = [events.events_dir(), *dict.fromkeys([*[Path(h.store.path).resolve() / "refs" for h in repos],
+                                                    *[h.common_dir.resolve() / "refs" for h in repos]])]
     watcher = threading.Thread(target=_watch, args=(watched, stop, wake, flags), name="gitive-watch", daemon=True)
     watcher.start()
-    last_presence, last_discover = 0.0, now_ms()
+    last_presence, last_discover, last_probe = 0.0, now_ms(), 0.0
     last_learn = time.monotonic() - schedule.EVERY_S + 60  # the first quiet pass a minute after start
     try:
         while not stop.is_set():
@@ -114,12 +119,24 @@ def run(interval: float = 30.0, repo: str | None = None) -> int:
                 last_discover = now_ms()
                 service.refresh_presence()
                 last_presence = now
-            if flags.pop("refs", False):
+            if changed := flags.pop("refs", None):
                 time.sleep(LOCAL_CHANGE_SYNC_S)  # let a burst of local writes finish, then push them
-                service.sync(only_due=False)
+                changed |= flags.pop("refs", set())
+                stores = None if "*" in changed else {str(Path(c).resolve()) for c in changed}
+                service.sync(only_due=False, stores=stores)
+                last_probe = time.monotonic()  # that sync fetched too
             elif service.sync_due():
                 service.sync()
-            wake.wait(timeout=min(PRESENCE_EVERY_S, interval))
+                last_probe = time.monotonic()
+            elif service.live_sessions and now - last_probe >= PROBE_EVERY_S:
+                last_probe = now
+                moved = service.probe()
+                if moved:
+                    service.sync(only_due=False, stores=set(moved))
+            pause = min(PRESENCE_EVERY_S, interval)
+            if service.live_sessions:
+                pause = max(0.05, min(pause, last_probe + PROBE_EVERY_S - time.monotonic()))
+            wake.wait(timeout=pause)
             wake.clear()
     finally:
         server.shutdown()

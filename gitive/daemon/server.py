@@ -29,12 +29,22 @@ def handle(service: Service, request: dict[str, Any]) -> dict[str, Any]:
         ids = [str(i) for i in request.get("ids") or []]
         return {"ok": True, "done": service.delivered(str(request.get("harness", "")),
                                                       str(request.get("session", "")), ids)}
+    if op == "who" and request.get("repo"):  # `gitive who` in that repository: the directory, read-only
+        return {"ok": True, "sessions": service.directory(str(request["repo"]))}
     if op == "who":
         result = service.refresh_presence()
         rows = [row for store in result.values() for row in store["directory"]]
         return {"ok": True, "sessions": rows}
     if op == "sync":
+        if request.get("repo"):  # `gitive sync` in that repository, answered here
+            report = service.sync_repo(str(request["repo"]))
+            return {"ok": True, "report": report.as_dict(), "lines": report.lines()}
         return {"ok": True, "hives": service.sync(only_due=False)}
+    if op == "push":
+        return {"ok": True, "pushed": service.push_now(str(request.get("repo", "")))}
+    if op == "publish":  # a claim changed: publish presence now (the watcher pushes it), not within 15 s
+        service.refresh_presence(force=True)
+        return {"ok": True}
     if op == "add-repo":
         return {"ok": service.add_repo(str(request.get("path", "")))}
     return {"ok": False, "error": f"unknown op {op!r}"}

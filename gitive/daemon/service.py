@@ -21,10 +21,13 @@ from gitive.errors import GitiveError, NoTeam
 from gitive.index import queries
 from gitive.index.refresh import fresh_index
 from gitive.index.sync import run as sync_run
+from gitive.store import sync
 from gitive.team.hive import Hive, open_hive
 
 PUBLISH_EVERY_MS = 15_000
 MAX_BACKOFF_S = 600
+PROBE_EVERY_S = 2.0  # while a local session is live: ask the remotes whether mail moved this often
+MAIL_REFS = ["refs/hive/logs/*/mail"]  # what the probe asks about: every machine's mail log
 
 
 class Service:
@@ -35,6 +38,9 @@ class Service:
         self.status: dict[str, dict[str, Any]] = {}  # store path -> last sync, errors, next due
         self.last_publish: dict[str, int] = {}
         self._rules: Any = None
+        self.live_sessions = 0  # this machine's live sessions at the last presence round
+        self.live_stores: set[str] = set()  # the team stores those sessions work for (the ones worth probing)
+        self.requests = {"probe": 0, "fetch": 0, "push": 0}  # what this daemon asked of remotes, for its cost
 
     # --- repositories -------------------------------------------------------------------------------
 
@@ -58,7 +64,15 @@ class Service:
                 self.add_repo(repo)
 
     def hives(self) -> dict[str, Hive]:
-        """One hive per team store (several repositories of one team share it)."""
+        """One hive per team store (several repositories of one team share it): presence, mail, probes."""
+        out: dict[str, Hive] = {}
+        for hive in self.repo_hives().values():
+            out.setdefault(store_key(hive), hive)
+        return out
+
+    def repo_hives(self) -> dict[str, Hive]:
+        """One hive per repository served, keyed as :func:`sync_key`: what sync covers (a repository attached
+        to a team keeps its project records in itself, with its own remotes)."""
         out: dict[str, Hive] = {}
         with daemon_db.connect() as db:
             paths = [r[0] for r in db.execute("SELECT path FROM repos ORDER BY last_seen DESC")]
@@ -67,7 +81,7 @@ class Service:
                 hive = open_hive(path)
             except (GitiveError, OSError):
                 continue
-            out.setdefault(str(Path(hive.store.path).resolve()), hive)
+            out.setdefault(sync_key(hive), hive)
         return out
 
     # --- presence and notices -----------------------------------------------------------------------
@@ -94,6 +108,7 @@ class Service:
     def refresh_presence(self, force: bool = False) -> dict[str, Any]:
         """Recompute this machine's sessions, publish them (at most every 15 s), queue overlap notices."""
         result: dict[str, Any] = {}
+        live, stores = 0, set()
         with self.lock, daemon_db.connect() as db:
             for store, hive in self.hives().items():
                 view = self._local_view(hive, db)
@@ -107,44 +122,122 @@ class Service:
                 due = not first and (force or now - self.last_publish.get(store, 0) >= PUBLISH_EVERY_MS)
                 if due and presence.publish(hive, snap):
                     self.last_publish[store] = now
+                live += len(sessions)
+                if sessions:
+                    stores.add(store)
                 _note_prompts(db, sessions, person)
                 directory = presence.directory(hive, snap, members)
                 overlap.notices(db, sessions, directory, person)
                 result[store] = {"sessions": len(sessions), "directory": directory}
+        self.live_sessions, self.live_stores = live, stores
         return result
 
     # --- sync --------------------------------------------------------------------------------------
 
     def sync_due(self) -> list[str]:
         now = time.monotonic()
-        return [s for s, hive in self.hives().items() if self.status.get(s, {}).get("next", 0) <= now]
+        return [s for s in self.repo_hives() if self.status.get(s, {}).get("next", 0) <= now]
 
-    def sync(self, only_due: bool = True) -> dict[str, Any]:
-        """Sync every hive (or those due); an unreachable remote backs off, doubling up to 10 minutes."""
-        out = {}
+    def probe(self) -> list[str]:
+        """The team stores (of teams a live session here works for) whose remotes' mail refs moved since they
+        were last fetched.
+
+        One ``git ls-remote`` of the mail refs per remote: no objects move, so asking every few seconds
+        while someone works costs the remote about what an HTTP HEAD does. A store backing off after
+        failures is not asked; an unreachable remote counts as a failure.
+        """
+        moved = []
+        now = time.monotonic()
         for store, hive in self.hives().items():
-            state = self.status.setdefault(store, {"failures": 0, "next": 0.0})
+            if store not in self.live_stores:
+                continue  # no live session works for this team: its interval sync is enough
+            state = self.status.setdefault(sync_key(hive), {"failures": 0, "next": 0.0})
+            if state["failures"] and state["next"] > now:
+                continue
+            repo = hive.store
+            for remote in sync.sync_remotes(repo):
+                self.requests["probe"] += 1
+                try:
+                    theirs = sync.probe(repo, remote, MAIL_REFS, timeout=10)
+                except GitiveError:
+                    moved.append(store)  # let the sync say what is wrong and back off
+                    break
+                ours = sync.tracked(repo, remote, MAIL_REFS)
+                if any(ours.get(name) != tip for name, tip in theirs.items()):
+                    moved.append(store)
+                    break
+        return moved
+
+    def directory(self, path: str) -> list[dict[str, Any]]:
+        """Every known session of the team of the repository at ``path``, as ``team_view`` sees it (read-only).
+
+        Raises:
+            NoTeam: this machine is not an active member of that team.
+        """
+        return team_view(path).directory
+
+    def push_now(self, path: str) -> dict[str, Any]:
+        """Push the own refs of the hive at ``path`` at once (a message was just written)."""
+        hive = open_hive(path)
+        return {remote: done._asdict() for remote, done in push_own(hive).items()}
+
+    def sync(self, only_due: bool = True, stores: set[str] | None = None) -> dict[str, Any]:
+        """Sync every hive (or those due, or ``stores``); an unreachable remote backs off, doubling up to 10
+        minutes."""
+        out = {}
+        for key, hive in self.repo_hives().items():
+            state = self.status.setdefault(key, {"failures": 0, "next": 0.0})
+            if stores is not None and key not in stores and store_key(hive) not in stores:
+                continue
             if only_due and state["next"] > time.monotonic():
                 continue
-            try:
-                with self.lock:
-                    with daemon_db.connect() as db:
-                        mailbox.sign_acks(hive, db)  # acks owed go out with this sync
-                    report = sync_run(hive)
-                state["last_sync"] = now_ms()
-                state["unreachable"] = report.unreachable
-                state["rejected"] = [f"{r} {ref}: {why}" for r, ref, why in report.rejected]
-                state["failures"] = state["failures"] + 1 if report.unreachable else 0
-            except Exception as exc:  # a broken repository must not stop the daemon serving the others
-                state["error"] = f"{type(exc).__name__}: {exc}"
-                state["failures"] += 1
-            delay = min(MAX_BACKOFF_S, self.interval * (2 ** min(state["failures"], 6))) if state["failures"] \
-                else self.interval
-            state["next"] = time.monotonic() + delay
-            state["backoff_s"] = delay if state["failures"] else 0
-            self.ingest_mail(hive)
-            out[store] = dict(state)
+            self._sync_one(key, hive)
+            out[key] = dict(state)
         return out
+
+    def sync_repo(self, path: str) -> Any:
+        """One full sync of the hive at ``path``, as ``gitive sync`` would run it; its ``SyncReport``.
+
+        Raises:
+            GitiveError: ``path`` is not in a team.
+        """
+        from gitive.capture.outcomes import record_if_due
+
+        hive = open_hive(path)
+        if sync_key(hive) not in self.status:  # a repository this daemon did not serve yet
+            self.add_repo(path)
+        with self.lock:
+            record_if_due(hive)  # as `gitive sync` does: settled citations go out with this sync
+        report = self._sync_one(sync_key(hive), hive)
+        if report is None:
+            raise GitiveError(self.status[sync_key(hive)].get("error", "sync failed"))
+        return report
+
+    def _sync_one(self, store: str, hive: Hive) -> Any:
+        """Sync one hive, keep its status and back-off, queue its mail; the report (None if it failed)."""
+        state = self.status.setdefault(store, {"failures": 0, "next": 0.0})
+        report = None
+        try:
+            with self.lock:
+                with daemon_db.connect() as db:
+                    mailbox.sign_acks(hive, db)  # acks owed go out with this sync
+                report = sync_run(hive)
+            self.requests["fetch"] += len(report.fetched) + len(report.unreachable)
+            self.requests["push"] += sum(1 for pushed in report.pushed.values() if pushed)
+            state["last_sync"] = now_ms()
+            state["unreachable"] = report.unreachable
+            state["rejected"] = [f"{r} {ref}: {why}" for r, ref, why in report.rejected]
+            state["failures"] = state["failures"] + 1 if report.unreachable else 0
+            state.pop("error", None)
+        except Exception as exc:  # a broken repository must not stop the daemon serving the others
+            state["error"] = f"{type(exc).__name__}: {exc}"
+            state["failures"] += 1
+        delay = min(MAX_BACKOFF_S, self.interval * (2 ** min(state["failures"], 6))) if state["failures"] \
+            else self.interval
+        state["next"] = time.monotonic() + delay
+        state["backoff_s"] = delay if state["failures"] else 0
+        self.ingest_mail(hive)
+        return report
 
     # --- mail --------------------------------------------------------------------------------------
 
@@ -231,8 +324,9 @@ class Service:
 
     def describe(self) -> dict[str, Any]:
         return {"pid": os.getpid(), "started": self.started, "interval": self.interval,
+                "live_sessions": self.live_sessions, "requests": dict(self.requests),
                 "hives": {s: {k: v for k, v in st.items() if k != "next"} for s, st in self.status.items()},
-                "repos": [str(Path(h.project.workdir or h.project.path)) for h in self.hives().values()]}
+                "repos": [str(Path(h.project.workdir or h.project.path)) for h in self.repo_hives().values()]}
 
 
 class TeamView(NamedTuple):
@@ -259,6 +353,28 @@ def team_view(repo: str | os.PathLike[str] | None = None) -> TeamView:
     members, person, _, snap = view
     return TeamView(hive, presence.directory(hive, snap, members), {m["person"] for m in members.values()},
                     person)
+
+
+def store_key(hive: Hive) -> str:
+    return str(Path(hive.store.path).resolve())
+
+
+def sync_key(hive: Hive) -> str:
+    """The team store's path, or for a repository attached to a team (separate store) its own git dir."""
+    return str(hive.common_dir.resolve()) if hive.separate_store else store_key(hive)
+
+
+def push_own(hive: Hive) -> dict[str, sync.PushResult]:
+    """Push this machine's own hive refs of ``hive`` to every remote sync uses, without fetching first
+    (what a just-sent message needs); a remote that cannot be reached is left to the next sync."""
+    out = {}
+    for repo in hive.shared_stores():
+        for remote in sync.sync_remotes(repo):
+            try:
+                out[remote] = sync.push(repo, remote, hive.me)
+            except GitiveError:
+                continue
+    return out
 
 
 def load_config() -> dict[str, Any]:

@@ -32,6 +32,59 @@ _HINTS = {
 }
 
 
+def _problem(kind: str, where: str, detail: str, hint: str) -> dict[str, Any]:
+    return {"kind": kind, "where": where, "seq": None, "detail": detail, "hint": hint}
+
+
+def remote_plans(hive: Hive) -> list[dict[str, Any]]:
+    """Per shared store, the remotes ``sync`` uses and leaves out (the very decision sync makes)."""
+    out = []
+    for repo in hive.shared_stores():
+        plan = sync.plan_remotes(repo)
+        out.append({"store": repo.path, "remotes": plan.chosen, "explicit": plan.explicit, "skipped": plan.skipped,
+                    "without_refspec": plan.without_refspec, "unknown": plan.unknown,
+                    "last_sync": sync.last_results(repo)})
+    return out
+
+
+def remote_problems(repo: Any) -> list[dict[str, Any]]:
+    """What keeps ``sync`` in ``repo`` from reaching the team: no remote, remotes it leaves out, names that
+    are not remotes, and what the last sync saw (a remote that refused pushes or could not be reached)."""
+    plan, names = sync.plan_remotes(repo), repos.remotes(repo)
+    found = []
+    if not names:
+        found.append(_problem("no-remote", repo.path, "this repository has no remote: what gitive writes here "
+                              "reaches nobody", "add one (`git remote add origin URL`), then `gitive sync`"))
+    for remote in plan.unknown:
+        found.append(_problem("unknown-remote", f"{repo.path}:{remote}", f"hive.remote names {remote!r}, which "
+                              "is not a remote of this repository", f"run `git config --unset hive.remote "
+                              f"'^{remote}$'` or add the remote"))
+    for remote in plan.skipped:
+        found.append(_problem("remote-skipped", f"{repo.path}:{remote}", f"remote {remote!r} carries hive refs "
+                              "but hive.remote leaves it out, so sync does not use it",
+                              f"run `git config --add hive.remote {remote}`, or `git config --unset-all "
+                              "hive.remote` to sync with every hive remote"))
+    for remote in names:
+        if sync.missing_refspec(repo, remote):
+            used = "sync names it in hive.remote" if remote in plan.chosen else "so sync does not use it"
+            found.append(_problem("missing-refspec", f"{repo.path}:{remote}",
+                                  f"remote {remote!r} does not fetch refs/hive/* ({used})",
+                                  f"run `git config --add remote.{remote}.fetch '{sync.fetch_refspec(remote)}'`"))
+    last = sync.last_results(repo)
+    for remote in plan.chosen:
+        seen = last.get(remote) or {}
+        if seen.get("rejected"):
+            refused = "; ".join(f"{ref}: {why}" for ref, why in seen["rejected"][:3])
+            found.append(_problem("push-refused", f"{repo.path}:{remote}", f"the last sync's push to {remote!r} "
+                                  f"was refused for {len(seen['rejected'])} ref(s): {refused}",
+                                  "the remote rejects hive refs (a protected namespace, a server hook, or no "
+                                  "write access): fix that on the host, then `gitive sync`"))
+        if seen.get("unreachable"):
+            found.append(_problem("remote-unreachable", f"{repo.path}:{remote}", seen["unreachable"],
+                                  "check the URL and your access, then `gitive sync`"))
+    return found
+
+
 def diagnose(hive: Hive, conn: sqlite3.Connection) -> list[dict[str, Any]]:
     # Entries authenticated by a hash link only: check their own signatures now (an idle sync does a few).
     # A read-only view of the index (`gitive ui`) reports what earlier checks found.
@@ -50,10 +103,6 @@ def diagnose(hive: Hive, conn: sqlite3.Connection) -> list[dict[str, Any]]:
         found.append({"kind": "unknown-signer", "where": u["author"][:16], "seq": None,
                       "detail": f"{u['entries']} entries by a machine the roster does not admit",
                       "hint": "they are ignored until the roster admits that machine"})
-    for repo in hive.stores():
-        for remote in repos.remotes(repo):
-            if sync.missing_refspec(repo, remote):
-                found.append({"kind": "missing-refspec", "where": f"{repo.path}:{remote}", "seq": None,
-                              "detail": f"remote {remote!r} does not fetch refs/hive/*",
-                              "hint": f"run `git config --add remote.{remote}.fetch '{sync.fetch_refspec(remote)}'`"})
+    for repo in hive.shared_stores():
+        found += remote_problems(repo)
     return found + store_doctor.body_problems(hive, conn) + store_doctor.upkeep_problems(hive)

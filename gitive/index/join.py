@@ -15,7 +15,7 @@ from gitive.index import sync as syncing
 from gitive.index.refresh import fresh_index
 from gitive.store import logs
 from gitive.store import repo as repos
-from gitive.team import anchors, invites, ops
+from gitive.team import anchors, invites, ops, registry
 from gitive.team.hive import KEY_TEAM
 
 if TYPE_CHECKING:
@@ -63,6 +63,9 @@ def join(path: Path | str | None, code_text: str, person: str | None, machine_na
     ops.check_name(machine_name, "machine name")
     parsed = invites.parse(code_text)  # a bad code fails before anything is configured
     already = repos.config_get(repos.open_repo(path), KEY_TEAM) == parsed.team_id
+    if not already and _active_elsewhere(parsed.team_id):
+        raise GitiveError("this machine is already a member of this team: run `gitive attach` here (or "
+                          "`gitive join` without a code) to add this clone; no invite is needed")
     hive, code = ops.join_hive(path, code_text, team_remote)
     index_existed = hive.index_path.exists()
     try:
@@ -74,7 +77,10 @@ def join(path: Path | str | None, code_text: str, person: str | None, machine_na
         with fresh_index(hive) as (conn, _):
             member = conn.execute("SELECT active FROM members WHERE machine = ?", (me,)).fetchone()
             if member and member[0]:
-                raise GitiveError("this machine is already a member of the team; see `gitive team`")
+                if already:
+                    raise GitiveError("this machine is already a member of the team; see `gitive team`")
+                raise GitiveError("this machine is already a member of this team: run `gitive attach` here (or "
+                                  "`gitive join` without a code) to add this clone; no invite is needed")
             role = anchors.invite_role(conn, code.invite_id)
             if person is None and role != anchors.ANCHOR_ROLE:
                 raise GitiveError("say who you are: gitive join CODE --person NAME")
@@ -108,5 +114,69 @@ def join(path: Path | str | None, code_text: str, person: str | None, machine_na
             raise NoTeam("the join entry was written but the roster does not admit this machine; "
                          "run `gitive doctor` to see why")
         membership.ensure_member(hive, conn)
+        name = _team_name(conn, hive.founder)
+    registry.record(hive.team_id, founder=hive.founder, store=hive.store_dir, repo=hive.common_dir, name=name,
+                    person=person)
     report = syncing.run(hive)
     return Joined(hive.team_id, me, person, created, report)
+
+
+class Attached(NamedTuple):
+    team_id: str
+    team_name: str | None
+    machine: str
+    person: str
+    store: str
+    project_role: str | None  # the project membership proposed for this repository (None: one existed)
+    report: syncing.SyncReport
+
+
+def attach(path: Path | str | None, team: str | None = None, source: Path | str | None = None) -> Attached:
+    """Add the clone at ``path`` to a team this machine already belongs to, then sync.
+
+    Nothing stays configured when this machine is not an active member of that team.
+
+    Raises:
+        GitiveError, NoTeam: with what is wrong and what to do.
+    """
+    plan = ops.attach_hive(path, team, source)
+    hive = plan.hive
+    try:
+        with fresh_index(hive) as (conn, _):
+            row = conn.execute("SELECT person, active FROM members WHERE machine = ?", (hive.me,)).fetchone()
+            if not row or not row[1]:
+                raise NoTeam("this machine is not an active member of that team: ask a member for an invite and "
+                             "run `gitive join CODE --person NAME`")
+            role = membership.ensure_member(hive, conn)
+            name = _team_name(conn, hive.founder)
+    except BaseException:
+        ops.unjoin(hive, project_only=True)
+        raise
+    registry.record(hive.team_id, founder=hive.founder, store=hive.store_dir, repo=hive.common_dir, name=name,
+                    person=row[0])
+    report = syncing.run(hive)
+    return Attached(hive.team_id, name, hive.me, row[0], str(hive.store_dir), role, report)
+
+
+def _team_name(conn: object, founder: str) -> str | None:
+    from gitive.index import queries
+
+    teams = queries.verified_entries(conn, log="roster", kind="team", author=founder)  # type: ignore[arg-type]
+    return teams[-1]["record"]["name"] if teams else None
+
+
+def _active_elsewhere(team_id: str) -> bool:
+    """True when another clone on this machine shows it as an active member of ``team_id``."""
+    from gitive.core.keys import load_key
+
+    entry = registry.load().get(team_id)
+    if entry is None:
+        return False
+    try:
+        hive = ops.team_hive(team_id, entry)
+        me = machine_id(load_key())
+        with fresh_index(hive) as (conn, _):
+            row = conn.execute("SELECT active FROM members WHERE machine = ?", (me,)).fetchone()
+    except GitiveError:
+        return False
+    return bool(row and row[0])

@@ -1,4 +1,8 @@
-"""Bringing a hive's index up to date before a read: one ref comparison per log when nothing changed."""
+"""Bringing a hive's index up to date before a read: one ref comparison per log when nothing changed.
+
+When every hive ref's tip (read from git's files) equals the index's cursor, nothing is ingested and neither
+pygit2 nor PyNaCl is imported: a read command then costs the interpreter, the CLI and one SQLite query.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +10,34 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitive.core import notices
-from gitive.index import db, ingest, obligations
+from gitive.index import db, obligations
+from gitive.index.problems import Report
+from gitive.store import gitdir
 from gitive.team.hive import Hive
+
+if TYPE_CHECKING:
+    from gitive.index.ingest import Progress
+
+_WATCHED = ("/logs/", "/bodies/")  # the refs whose tips ingest keeps a cursor for
 
 
 @contextmanager
-def fresh_index(hive: Hive, progress: ingest.Progress | None = None) -> Iterator[tuple[sqlite3.Connection, ingest.Report]]:
+def fresh_index(hive: Hive, progress: Progress | None = None) -> Iterator[tuple[sqlite3.Connection, Report]]:
     """Open the hive's index, ingest anything new under its refs, and yield the connection and report."""
     _cache_project_id(hive)
     with db.connect(hive.index_path) as conn:
+        if _unchanged(conn, hive.store_dirs()):
+            obligations.refresh(conn)  # its fingerprint query: a new index table still gets filled
+            if notices.listening() and (me := _me_or_none(hive)) is not None:
+                _say_notices(conn, me)  # standing notices are said on every command, not only after a change
+            yield conn, Report()
+            return
+        from gitive.index import ingest
+
         me = _me_or_none(hive)
         report = ingest.ingest(conn, hive.stores(), hive.team_id, hive.founder, me, progress)
         if me is not None:
@@ -27,7 +48,6 @@ def fresh_index(hive: Hive, progress: ingest.Progress | None = None) -> Iterator
 
 def _standing(hive: Hive, conn: sqlite3.Connection, me: str) -> None:
     """Mark the store when the roster shows this machine removed (writers then refuse), and say so."""
-    from gitive.index import deciding
     from gitive.store import repo as repos
     from gitive.team.hive import KEY_REMOVED
 
@@ -37,6 +57,12 @@ def _standing(hive: Hive, conn: sqlite3.Connection, me: str) -> None:
             repos.config_set(hive.store, KEY_REMOVED, "true")
         else:
             repos.config_unset(hive.store, KEY_REMOVED)
+    _say_notices(conn, me)
+
+
+def _say_notices(conn: sqlite3.Connection, me: str) -> None:
+    from gitive.index import deciding
+
     if notices.listening():
         for line in deciding.notices(conn, me, _local_key()):
             notices.emit(line)
@@ -52,14 +78,37 @@ def _local_key() -> str | None:
         return None
 
 
-def catch_up(hive: Hive, conn: sqlite3.Connection) -> ingest.Report:
+def _unchanged(conn: sqlite3.Connection, store_dirs: list[Path]) -> bool:
+    """True when the index has a roster and a cursor equal to the tip of every log and body ref of every store.
+
+    Anything it cannot read for sure (a ref being written, a symbolic ref) answers False, and ingest looks.
+    """
+    if not conn.execute("SELECT 1 FROM members LIMIT 1").fetchone():
+        return False
+    cursors: dict[str, dict[str, str]] = {}
+    for store, ref, tip in conn.execute("SELECT store, ref, tip FROM cursors"):
+        cursors.setdefault(os.path.realpath(store), {})[ref] = tip
+    for store_dir in store_dirs:
+        tips = gitdir.hive_tips(store_dir)
+        if tips is None:
+            return False
+        mine = cursors.get(os.path.realpath(store_dir), {})
+        for name, tip in tips.items():
+            if any(part in name for part in _WATCHED) and mine.get(name) != tip:
+                return False
+    return True
+
+
+def catch_up(hive: Hive, conn: sqlite3.Connection) -> Report:
     """Ingest whatever was written since ``conn`` was opened (a check-then-write must see its own writes)."""
+    from gitive.index import ingest
+
     report = ingest.ingest(conn, hive.stores(), hive.team_id, hive.founder, _me_or_none(hive))
     obligations.refresh(conn)
     return report
 
 
-def rebuild(hive: Hive, progress: ingest.Progress | None = None) -> ingest.Report:
+def rebuild(hive: Hive, progress: Progress | None = None) -> Report:
     """Delete the index and recreate it from refs alone."""
     for suffix in ("", "-wal", "-shm"):
         hive.index_path.with_name(hive.index_path.name + suffix).unlink(missing_ok=True)
@@ -77,15 +126,23 @@ def _me_or_none(hive: Hive) -> str | None:
 
 
 def _cache_project_id(hive: Hive) -> None:
-    """Leave the project id where hooks can read it without blake3 (``<git dir>/gitive/project-id``)."""
-    from pathlib import Path
+    """Leave the project id where hooks can read it without blake3 (``<common git dir>/gitive/project-id``).
 
+    One file per repository, shared by its linked worktrees; recomputed when the repository's config (its
+    remotes) changed since it was written.
+    """
+    path = hive.common_dir / "gitive" / "project-id"
+    try:
+        if path.stat().st_mtime_ns >= (hive.common_dir / "config").stat().st_mtime_ns and path.read_text().strip():
+            return
+    except OSError:
+        pass
     from gitive.team.projects import project_id
 
-    path = Path(hive.project.path) / "gitive" / "project-id"
     pid = project_id(hive.project)
     try:
         if path.read_text().strip() == pid:
+            os.utime(path)  # fresh again against the config
             return
     except OSError:
         pass

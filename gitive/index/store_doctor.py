@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitive.constants import LOOSE_REFS_PACK_THRESHOLD
 from gitive.index.bodies import missing_bodies, refused_snapshots
-from gitive.store import maintenance
+from gitive.store import maintenance, sync
 from gitive.store import repo as repos
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def upkeep_problems(hive: Hive) -> list[dict[str, Any]]:
         if h.loose_refs > LOOSE_REFS_PACK_THRESHOLD:
             found.append(_finding("loose-refs", repo.path, f"{h.loose_refs} loose refs", "run `gitive gc`"))
     for repo in hive.shared_stores():
-        for remote in hive.sync_remotes(repo) or repos.remotes(repo):
+        for remote in sync.sync_remotes(repo):  # the remotes sync talks to (doctor checks what sync does)
             seen = maintenance.remote_upkeep(repos.remote_url(repo, remote) or "")
             if seen is not None and seen.unpacked:
                 how = "git's auto gc is off there" if not seen.auto_gc else "git's auto gc has not run"

@@ -28,17 +28,43 @@ class SyncReport:
     packed: bool = False
     dropped: int = 0  # body stores rewritten to drop retracted bodies
     replaced: list[dict[str, Any]] = field(default_factory=list)  # junk on our refs a lease push replaced
+    no_remote: list[str] = field(default_factory=list)  # stores with no remote to sync with (git dirs)
+    team: dict[str, str] = field(default_factory=dict)  # the team this sync acted for: {id}
 
     @property
     def ok(self) -> bool:
-        return not self.rejected and not self.unreachable
+        return not self.rejected and not self.unreachable and not self.no_remote
 
     def as_dict(self) -> dict[str, Any]:
         return {"fetched": self.fetched, "received": self.received, "problems": self.problems,
                 "pushed": self.pushed, "rejected": [{"remote": r, "ref": f, "reason": why}
                                                     for r, f, why in self.rejected],
                 "unreachable": self.unreachable, "packed": self.packed, "dropped": self.dropped,
-                "replaced": self.replaced, "ok": self.ok}
+                "replaced": self.replaced, "no_remote": self.no_remote, "team": self.team, "ok": self.ok}
+
+
+    def lines(self) -> list[tuple[str, str]]:
+        """What ``gitive sync`` prints, as (style, text) pairs: the CLI colours them, the daemon's answer to a
+        ``gitive sync`` sent over its socket is printed plain."""
+        from gitive.store.refs import parse_log_ref
+
+        out = [("", f"fetched {sum(self.fetched.values())} changed refs from {len(self.fetched)} remote(s); "
+                    f"received {self.received} new entries")]
+        for p in self.problems:
+            ref = parse_log_ref(p["source"])
+            where = f"{ref.source}:{ref.machine[:12]}/{ref.log}" if ref else p["source"]
+            seq = f" seq {p['seq']}" if p["seq"] else ""
+            out.append(("yellow", f"rejected {p['kind']} in {where}{seq}: {p['detail']}"))
+        out += [("", f"pushed {len(pushed)} refs to {remote}") for remote, pushed in self.pushed.items() if pushed]
+        out += [("red", f"{remote} refused {ref}: {why}") for remote, ref, why in self.rejected]
+        out += [("red", f"{remote}: {why}") for remote, why in self.unreachable.items()]
+        if self.no_remote:
+            out.append(("yellow", NO_REMOTE))
+        return out
+
+
+NO_REMOTE = ("this repository has no remote to sync with: add one (`git remote add origin URL`), then run "
+             "`gitive sync`")
 
 
 # Inner signatures of entries authenticated by a hash link, checked per idle sync (about 50 ms of work).
@@ -69,10 +95,6 @@ def _record_replaced(hive: Hive, remote: str, replaced: tuple[sync.Replaced, ...
         conn.execute("COMMIT")
 
 
-def _remotes(hive: Hive, repo: Any) -> list[str]:
-    return hive.sync_remotes(repo) or repos.remotes(repo)
-
-
 def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = None,
         only: str | None = None) -> SyncReport:
     """One sync round. Unreachable remotes and refused pushes are reported, not raised.
@@ -80,17 +102,20 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
     Raises:
         RemoteError: ``only`` names a remote that does not exist.
     """
-    report = SyncReport()
+    report = SyncReport(team={"id": hive.team_id})
     started, before = now_ms(), sync_history.newest_entry(hive)
     previous = sync_history.last_round(hive)
     delays: list[int] = []
     reached: list[tuple[Any, str]] = []
+    if only is not None and not any(only in repos.remotes(r) for r in hive.shared_stores()):
+        raise RemoteError(f"no remote named {only!r}; see `git remote -v`")
     for repo in hive.shared_stores():
-        names = _remotes(hive, repo)
+        sync.migrate_config(repo)
+        names = sync.sync_remotes(repo)
         if only is not None:
-            if only not in repos.remotes(repo):
-                raise RemoteError(f"no remote named {only!r}; see `git remote -v`")
-            names = [only]
+            names = [only] if only in repos.remotes(repo) else []
+        elif not names and not repos.remotes(repo):
+            report.no_remote.append(repo.path)
         for remote in names:
             try:
                 report.fetched[remote] = len(sync.fetch(repo, remote))
@@ -127,10 +152,27 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
             report.rejected += [(remote, ref, why) for ref, why in result.rejected]
             if result.replaced:
                 _record_replaced(hive, remote, result.replaced, report)
+    _remember(hive, report, push)
     for repo in hive.stores():  # the personal store too: its bodies are rewritten like any other
         report.packed |= maintenance.upkeep(repo).packed
-    _remember(hive, report, started, delays)
+    _history(hive, report, started, delays)
     return report
+
+
+def _remember(hive: Hive, report: SyncReport, pushed: bool) -> None:
+    """Keep each remote's outcome beside its store, so ``doctor`` can say a remote refuses pushes."""
+    for repo in hive.shared_stores():
+        outcome: dict[str, dict[str, Any]] = {}
+        for remote in repos.remotes(repo):
+            if remote not in report.fetched and remote not in report.unreachable:
+                continue
+            entry: dict[str, Any] = {"unreachable": report.unreachable.get(remote)}
+            if pushed:
+                entry["pushed"] = len(report.pushed.get(remote, []))
+                entry["rejected"] = [[ref, why] for r, ref, why in report.rejected if r == remote]
+            outcome[remote] = entry
+        if outcome:
+            sync.remember_results(repo, outcome)
 
 
 def _me(hive: Hive) -> str | None:
@@ -142,7 +184,7 @@ def _me(hive: Hive) -> str | None:
         return None
 
 
-def _remember(hive: Hive, report: SyncReport, started: int, delays: list[int]) -> None:
+def _history(hive: Hive, report: SyncReport, started: int, delays: list[int]) -> None:
     """One line of sync history for `gitive ui` (what moved, what failed, how old arrivals were)."""
     sync_history.record(hive, {
         "at": started, "ms": now_ms() - started, "ok": report.ok, "fetched": report.fetched,

@@ -161,10 +161,50 @@ def install(loc: Location, slots: list[Slot], python: str, record: dict[str, Any
     return out
 
 
+def sharers(loc: Location, record: dict[str, Any] | None = None) -> list[Path]:
+    """The other work trees of this repository whose own install put gitive's git hooks in the same hooks
+    directory (linked worktrees share ``<common dir>/hooks`` with the main clone), as their top-level paths.
+
+    A worktree whose directory is gone (``git worktree prune`` would drop it) does not count.
+    """
+    folders = {loc.hooks_dir.resolve(), *([Path(record["dir"]).resolve()] if (record or {}).get("dir") else [])}
+    found = []
+    for git_dir in [loc.common_dir, *sorted((loc.common_dir / "worktrees").glob("*"))]:
+        if git_dir.resolve() == loc.git_dir.resolve():
+            continue
+        top = _work_tree_of(loc, git_dir)
+        if top is None:
+            continue
+        try:
+            theirs = st.load(git_dir).get("git_hooks") or {}
+        except GitiveError:
+            continue
+        if theirs.get("dir") and Path(theirs["dir"]).resolve() in folders:
+            found.append(top)
+    return found
+
+
+def _work_tree_of(loc: Location, git_dir: Path) -> Path | None:
+    """The work tree a git dir belongs to, or None when it no longer exists."""
+    if git_dir.resolve() == loc.common_dir.resolve():
+        return git_dir.parent if git_dir.name == ".git" else None  # a bare main repository has no work tree
+    try:
+        dot_git = Path((git_dir / "gitdir").read_text().strip())
+    except OSError:
+        return None
+    return dot_git.parent if dot_git.exists() else None
+
+
 def uninstall(loc: Location, record: dict[str, Any] | None) -> list[str]:
     """Remove our hooks from the recorded and the current hooks directory, putting back what they replaced;
-    returns the paths removed."""
+    returns the paths removed.
+
+    Hooks another work tree of the repository installed too are left in place (call :func:`sharers` first to
+    say so): uninstalling in a linked worktree never takes the main clone's hooks away.
+    """
     record = record or {}
+    if sharers(loc, record):
+        return []
     folders = {loc.hooks_dir, *([Path(record["dir"])] if record.get("dir") else [])}
     moved = record.get("moved")
     removed = []

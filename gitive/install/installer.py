@@ -98,6 +98,8 @@ def uninstall(path: Path | str | None, harnesses: Iterable[str] | None, hooks: b
         files.append({"path": rel, "owner": record["owner"], "holds": list(known[rel].holds), "outcome": outcome})
     report_hooks = None
     if hooks:
-        report_hooks = {"dir": str(loc.hooks_dir), "removed": git_hooks.uninstall(loc, state.pop("git_hooks", None))}
+        record = state.pop("git_hooks", None)
+        kept_for = [str(p) for p in git_hooks.sharers(loc, record)] if record else []
+        report_hooks = {"dir": str(loc.hooks_dir), "removed": git_hooks.uninstall(loc, record), "kept_for": kept_for}
     st.save(loc.git_dir, state)
     return Report(str(loc.toplevel), files, report_hooks)

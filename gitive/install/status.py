@@ -42,6 +42,7 @@ def status(path: Path | str | None = None) -> dict[str, Any]:
         "harnesses": {name: _harness(loc, name, recorded, commands) for name in HARNESSES},
         "git_hooks": _git_hooks(loc, recorded.get("git_hooks") or {}, commands["gitive-hook"]),
         "index": _index(loc),
+        "remotes": _remotes(loc),
         "daemon": _daemon(),
     }
 
@@ -122,6 +123,17 @@ def _index(loc: Location) -> dict[str, Any]:
     except sqlite3.Error as exc:
         out["problem"] = f"unreadable: {exc}; `gitive index rebuild` rebuilds it from the refs"
     return out
+
+
+def _remotes(loc: Location) -> list[dict[str, Any]] | None:
+    """The remotes ``gitive sync`` uses here and leaves out (the very decision it makes); None without a team."""
+    from gitive.index.doctor import remote_plans
+    from gitive.team.hive import open_hive
+
+    try:
+        return remote_plans(open_hive(loc.toplevel))
+    except GitiveError:
+        return None
 
 
 def _daemon() -> dict[str, Any]:

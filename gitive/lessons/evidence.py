@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from gitive.core.ids import blake3_hex
 from gitive.errors import InvalidRecord
 from gitive.index.queries import VERIFIED
-from gitive.store import objects
 
 if TYPE_CHECKING:
     import pygit2
@@ -51,6 +50,8 @@ def resolve(repo: pygit2.Repository | None, spec: str, *, conn: sqlite3.Connecti
         raise InvalidRecord(f"evidence {spec!r} needs a git repository")
     if kind == "commit":
         assert repo is not None
+        from gitive.store import objects
+
         found = objects.commit_text(repo, ref)
         item = {"kind": "commit", "ref": found.commit, "digest": blake3_hex(found.text.encode())}
         if found.files:  # so every reader can match the lesson to those files without the commit itself
@@ -59,6 +60,8 @@ def resolve(repo: pygit2.Repository | None, spec: str, *, conn: sqlite3.Connecti
     if kind == "file":
         assert repo is not None
         path, _, rev = ref.partition("@")
+        from gitive.store import objects
+
         at = objects.file_at(repo, path, rev or "HEAD")
         item = {"kind": "file", "ref": f"{at.commit}:{path}", "path": path, "blob": at.blob,
                 "digest": blake3_hex(at.data)}
@@ -183,6 +186,8 @@ def stale(repo: pygit2.Repository, evidence: list[dict[str, Any]]) -> list[str]:
     for item in evidence:
         if item.get("kind") != "file" or not item.get("path"):
             continue
+        from gitive.store import objects
+
         now = objects.head_blob(repo, item["path"])
         if now is not None and now != item.get("blob"):
             out.append(item["path"])

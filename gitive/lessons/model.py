@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-
-import pygit2
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitive.core import canonical
 from gitive.core.lessons import MAX_SYMPTOM, MAX_SYMPTOMS, MAX_TEXT, body_hash, lesson_id
+
+if TYPE_CHECKING:
+    import pygit2
 
 __all__ = ["MAX_SYMPTOM", "MAX_SYMPTOMS", "MAX_TEXT", "SCOPES", "Placement", "body", "body_bytes", "body_hash",
            "lesson_id"]

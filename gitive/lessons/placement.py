@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import sqlite3
 
-from gitive.core.records import TEAM_SCOPE
+from gitive.core.records import TEAM_SCOPE, project_log
 from gitive.errors import GitiveError, InvalidRecord
 from gitive.index.membership import my_person
 from gitive.lessons.model import SCOPES, Placement
 from gitive.store import repo as repos
-from gitive.team import projects
 from gitive.team.hive import Hive
 
 
@@ -32,7 +31,8 @@ def place(hive: Hive, conn: sqlite3.Connection, scope_name: str) -> Placement:
                          "only this machine: personal lessons are never pushed")
     if scope_name == "project":
         repo = hive.project_store
-        return Placement(repo, "project", {"project": projects.project_id(hive.project)},
+        pid = hive.project_id
+        return Placement(repo, project_log(pid), {"project": pid},
                          f"everyone who can read {_readers(repo)}")
     if scope_name == "team":
         return Placement(hive.store, "team", TEAM_SCOPE, f"everyone who can read {_readers(hive.store)}")

@@ -37,12 +37,12 @@ def opened(repo: Path | str | None) -> Iterator[tuple[Hive, sqlite3.Connection, 
 
 
 def _project_id(hive: Hive) -> str:
-    """The project id; ``fresh_index`` has just left it in ``<git dir>/gitive/project-id`` for hooks, which
+    """The project id; ``fresh_index`` has just left it in ``<common git dir>/gitive/project-id`` for hooks, which
     saves reading the remotes again (computed when that file is missing)."""
     from gitive.team import projects
 
     try:
-        cached = (Path(hive.project.path) / "gitive" / "project-id").read_text().strip()
+        cached = (hive.common_dir / "gitive" / "project-id").read_text().strip()
     except OSError:
         cached = ""
     return cached if len(cached) == 64 else projects.project_id(hive.project)

@@ -1,7 +1,8 @@
 """The MCP server: six tools over stdio with the official ``mcp`` SDK (2.x), and the instructions agents get.
 
 This is the only module that imports the SDK; ``gitive mcp`` (and ``python -m gitive.mcp``) import it when
-they start. Tools are plain ``def`` functions, so the SDK runs each call on a worker thread; every call opens
+they start. The tools' own modules (and pygit2, PyNaCl behind them) load at the first call, not before the
+server answers ``initialize``. Tools are plain ``def`` functions, so the SDK runs each call on a worker thread; every call opens
 its own repository and index connection (:func:`gitive.mcp.memory.opened`), nothing is shared between calls.
 
 No tool approves, rejects or retracts a lesson, or changes the roster: :data:`TOOLS` is the whole surface, and
@@ -23,14 +24,30 @@ from pydantic import Field
 from gitive import __version__
 from gitive.capture.framing import defang
 from gitive.errors import GitiveError
-from gitive.mcp import context, experts, mail, memory, memory_schema, roster
-from gitive.mcp import obligations as owing
-from gitive.mcp import routing as routes
+from gitive.mcp import memory_schema  # the tools' output types: needed to build them
+
+
+class _OnFirstUse:
+    """A tool module imported at the first attribute read: the server answers ``initialize`` before pygit2,
+    PyNaCl and the index code behind the tools have loaded."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(self._name), attr)
+
+
+context, experts, mail, memory, roster, owing, routes, claims = (
+    _OnFirstUse(f"gitive.mcp.{name}") for name in ("context", "experts", "mail", "memory", "roster", "obligations",
+                                                   "routing", "claims"))
 
 T = TypeVar("T")
 
 TOOLS = ("search_memory", "get_lesson", "get_memory_context", "propose_lesson", "list_team", "who_knows", "owe",
-         "owed", "context_for")
+         "owed", "context_for", "send_message", "check_inbox", "search_mail", "claim_files")
 
 INSTRUCTIONS = """\
 gitive is this team's shared memory for coding agents, kept in git. A lesson is a short note an agent \
@@ -194,6 +211,30 @@ def build(repo: Path | str | None = None) -> MCPServer:
         """Messages waiting for your session, framed. Looking consumes nothing; pass mark_read with the ids
         you have read to confirm them (the sender then sees they were read)."""
         return _guarded(lambda: mail.check_inbox(repo, session=session, mark_read=mark_read, limit=limit))
+
+    @server.tool(annotations=READ_ONLY)
+    def search_mail(
+        query: Annotated[str, Field(description="Words the message contains (all must match).")],
+        limit: Limit = 10,
+    ) -> dict[str, Any]:
+        """Search the messages this machine may read: those its sessions received and those your person sent
+        from any machine. Best match first, each with a short snippet; check_inbox shows what waits for you."""
+        return _guarded(lambda: mail.search_mail(repo, query=query, limit=limit))
+
+    @server.tool(annotations=PROPOSE)
+    def claim_files(
+        paths: Annotated[list[str], Field(description="Files you are about to change, relative to the "
+                                                      "repository root (at most 32).")],
+        minutes: Annotated[int, Field(description="How long the claim holds: 1 to 480 minutes; 0 releases "
+                                                  "these files.")] = 30,
+        note: Annotated[str | None, Field(description="A few words on what you are doing.")] = None,
+        session: Annotated[str | None, Field(description="Your own session's address if several run here.")]
+        = None,
+    ) -> dict[str, Any]:
+        """Tell teammates' sessions you are changing these files (advisory: nothing is locked). They see it in
+        `gitive who` and get a notice if they edit a claimed file; the answer lists files others claimed."""
+        return _guarded(lambda: claims.claim_files(repo, paths=paths, minutes=minutes, note=note,
+                                                   session=session))
 
     @server.tool(annotations=READ_ONLY)
     def who_knows(query: Query = "", files: Files = None, limit: Limit = 10, offset: Offset = 0

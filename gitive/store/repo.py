@@ -5,10 +5,12 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-
-import pygit2
+from typing import TYPE_CHECKING
 
 from gitive.errors import NotARepository
+
+if TYPE_CHECKING:
+    import pygit2
 
 
 def open_repo(path: Path | str | None = None) -> pygit2.Repository:
@@ -17,6 +19,8 @@ def open_repo(path: Path | str | None = None) -> pygit2.Repository:
     Raises:
         NotARepository: ``path`` is not inside a git repository.
     """
+    import pygit2
+
     start = str(path or os.getcwd())
     found = pygit2.discover_repository(start)
     if found is None:
@@ -70,5 +74,5 @@ def remotes(repo: pygit2.Repository) -> list[str]:
 def remote_url(repo: pygit2.Repository, name: str) -> str | None:
     try:
         return repo.remotes[name].url
-    except KeyError:
+    except (KeyError, ValueError):  # ValueError: pygit2's InvalidSpecError, a name no remote can have (a URL)
         return None

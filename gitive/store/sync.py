@@ -9,19 +9,33 @@ push), the verified tip is pushed with a lease on exactly the tip that was fetch
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import json
+import os
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import pygit2
 
 from gitive.constants import BODIES_REF_PREFIX, LOG_REF_PREFIX, PRESENCE_REF_PREFIX, REMOTES_REF_PREFIX
 from gitive.core import canonical, signed
+from gitive.core.clock import now_ms
 from gitive.errors import GitCommandError, InvalidRecord, RemoteError
 from gitive.store import git, logs, refs
 from gitive.store import repo as repos
+from gitive.store.remotes import (
+    CONFIG_VERSION,
+    KEY_CONFIG_VERSION,
+    KEY_REMOTE,
+    RemotePlan,
+    choose,
+    chosen_by_person,
+    fetch_refspec,
+)
 
+__all__ = ["KEY_CONFIG_VERSION", "KEY_REMOTE", "PushResult", "RemotePlan", "configure_remote", "fetch", "fetch_refspec", "last_results",
+           "migrate_config", "plan_remotes", "probe", "push", "remember_results", "sync_remotes", "tracked"]
 
-def fetch_refspec(remote: str) -> str:
-    return f"+refs/hive/*:{REMOTES_REF_PREFIX}{remote}/*"
+RESULTS_FILE = "remotes.json"  # <git dir>/gitive/: what the last sync saw of each remote, for `doctor`
 
 
 def configure_remote(repo: pygit2.Repository, remote: str) -> None:
@@ -33,6 +47,93 @@ def configure_remote(repo: pygit2.Repository, remote: str) -> None:
 
 def missing_refspec(repo: pygit2.Repository, remote: str) -> bool:
     return fetch_refspec(remote) not in repos.config_all(repo, f"remote.{remote}.fetch")
+
+
+def plan_remotes(repo: pygit2.Repository) -> RemotePlan:
+    """The one decision of which remotes sync uses (see :func:`gitive.store.remotes.choose`)."""
+    names = repos.remotes(repo)
+    configured = chosen_by_person(repos.config_all(repo, KEY_REMOTE), repos.config_get(repo, KEY_CONFIG_VERSION))
+    return choose(names, {n: repos.config_all(repo, f"remote.{n}.fetch") for n in names}, configured)
+
+
+def migrate_config(repo: pygit2.Repository) -> bool:
+    """Drop a ``hive.remote`` an earlier version wrote and stamp the config version; true when it changed.
+
+    Idempotent; a config already at this version is left as it is.
+    """
+    if repos.config_get(repo, KEY_CONFIG_VERSION) is not None:
+        return False
+    if repos.config_all(repo, KEY_REMOTE):
+        repo.config.delete_multivar(KEY_REMOTE, ".*")
+    repos.config_set(repo, KEY_CONFIG_VERSION, str(CONFIG_VERSION))
+    return True
+
+
+def sync_remotes(repo: pygit2.Repository) -> list[str]:
+    return plan_remotes(repo).chosen
+
+
+def _results_path(repo: pygit2.Repository) -> Path:
+    return Path(repo.path) / "gitive" / RESULTS_FILE
+
+
+def last_results(repo: pygit2.Repository) -> dict[str, dict[str, Any]]:
+    """What the last sync saw of each remote: ``{remote: {since, pushed, rejected: [[ref, why]], unreachable}}``."""
+    try:
+        value = json.loads(_results_path(repo).read_text())
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def remember_results(repo: pygit2.Repository, results: dict[str, dict[str, Any]]) -> None:
+    """Merge this sync's per-remote outcome into :func:`last_results` (atomic replace; remotes not in
+    ``results`` keep what an earlier sync saw). ``since`` is when a remote's outcome last changed; a sync that
+    sees what the last one saw writes nothing."""
+    old = last_results(repo)
+    merged = dict(old)
+    for name, value in results.items():
+        before = {k: v for k, v in old.get(name, {}).items() if k != "since"}
+        outcome = {**before, **value}
+        merged[name] = {**outcome, "since": old[name]["since"] if outcome == before and "since" in old.get(name, {})
+                        else now_ms()}
+    if merged == old:
+        return
+    path = _results_path(repo)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(merged, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def probe(repo: pygit2.Repository, remote: str, patterns: list[str], timeout: float = 20) -> dict[str, str]:
+    """The tips of refs matching ``patterns`` on ``remote`` (a remote's name or a URL), by ``git ls-remote``:
+    one round trip, no objects.
+
+    Raises:
+        RemoteError: the remote cannot be reached (or is not a repository).
+    """
+    url = repos.remote_url(repo, remote) or remote
+    try:
+        _, out, _ = git.run(["ls-remote", "--quiet", remote, *patterns], cwd=repo.path, timeout=timeout)
+    except GitCommandError as exc:
+        raise _reach_error(remote, url, exc) from None
+    tips = {}
+    for line in out.splitlines():
+        oid, _, name = line.partition("\t")
+        if name and not name.endswith("^{}"):
+            tips[name] = oid
+    return tips
+
+
+def tracked(repo: pygit2.Repository, remote: str, patterns: list[str]) -> dict[str, str]:
+    """What this repository last fetched of the remote's refs matching ``patterns`` (names as the remote
+    calls them), to compare with :func:`probe`."""
+    import fnmatch
+
+    prefix = f"{REMOTES_REF_PREFIX}{remote}/"
+    return {"refs/hive/" + name[len(prefix):]: tip for name, tip in refs.tips(repo, prefix).items()
+            if any(fnmatch.fnmatchcase("refs/hive/" + name[len(prefix):], p) for p in patterns)}
 
 
 def _reach_error(remote: str, url: str | None, exc: GitCommandError) -> RemoteError:

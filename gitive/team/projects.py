@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-
-import pygit2
+from typing import TYPE_CHECKING
 
 from gitive.core.ids import blake3_hex
 from gitive.store import repo as repos
+
+if TYPE_CHECKING:
+    import pygit2
 
 _SCP = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.+)$")  # git@host:org/repo
 

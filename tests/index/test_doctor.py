@@ -17,7 +17,7 @@ def alice(fleet: Fleet, bare_remote: Path) -> Machine:
 
 
 def test_doctor_on_a_healthy_team_exits_0(alice: Machine) -> None:
-    assert alice.json("doctor") == {"ok": True, "problems": []}
+    assert {k: v for k, v in alice.json("doctor").items() if k in ("ok", "problems")} == {"ok": True, "problems": []}
     result = alice.ok("doctor")
     assert "no problems" in result.out
 
@@ -54,7 +54,7 @@ def test_doctor_reports_loose_objects_until_sync_packs_them(alice: Machine,
     [problem] = result.json()["problems"]
     assert problem["kind"] == "garbage" and "upkeep never ran" in problem["detail"] and problem["hint"]
     assert alice.json("sync")["packed"] is True
-    assert alice.json("doctor") == {"ok": True, "problems": []}
+    assert {k: v for k, v in alice.json("doctor").items() if k in ("ok", "problems")} == {"ok": True, "problems": []}
 
 
 def test_doctor_reports_loose_refs(alice: Machine, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -81,3 +81,30 @@ def test_nothing_is_written_when_the_address_does_not_resolve(pair, monkeypatch)
         mail.send_message(bob.clone, to="carol/nowhere", text="hello")
     with fresh_index(hive) as (conn, _):
         assert conn.execute("SELECT COUNT(*) FROM entries WHERE kind = 'message'").fetchone()[0] == before
+
+
+def test_search_mail_finds_a_received_message_framed_safely(pair, monkeypatch) -> None:
+    alice, bob = pair
+    monkeypatch.setenv("GITIVE_HOME", str(bob.home))
+    sent = mail.send_message(bob.clone, to="alice/lap-claude", text="the </team-message> cache key changed")
+    monkeypatch.setenv("GITIVE_HOME", str(alice.home))
+    alice.ok("sync")
+    Service().ingest_mail(open_hive(alice.clone))
+    found = mail.search_mail(alice.clone, query="cache key")
+    [hit] = found["messages"]
+    assert hit["id"] == sent["id"] and hit["direction"] == "received" and "</team-message>" not in hit["snippet"]
+    with pytest.raises(GitiveError, match="say what to search for"):
+        mail.search_mail(alice.clone, query="  ")
+
+
+def test_send_message_to_two_sessions(pair, monkeypatch, tmp_path: Path) -> None:
+    alice, bob = pair
+    monkeypatch.setenv("GITIVE_HOME", str(alice.home))
+    hook.handle("claude", "session-start", {"session_id": "second", "cwd": str(alice.clone),
+                                            "hook_event_name": "SessionStart", "source": "startup"})
+    Service().refresh_presence(force=True)
+    alice.ok("sync")
+    monkeypatch.setenv("GITIVE_HOME", str(bob.home))
+    bob.ok("sync")
+    sent = mail.send_message(bob.clone, to="alice/lap-claude, alice/lap-claude-2", text="both of you")
+    assert sorted(sent["recipients"]) == ["alice/lap-claude", "alice/lap-claude-2"]

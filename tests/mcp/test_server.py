@@ -25,8 +25,8 @@ from tests.mcp.conftest import (
 pytestmark = pytest.mark.anyio
 
 TOOLS = {"search_memory", "get_lesson", "get_memory_context", "propose_lesson", "list_team", "who_knows",
-         "send_message", "check_inbox", "owe", "owed", "context_for"}
-WRITERS = {"propose_lesson", "send_message", "check_inbox", "owe"}  # check_inbox writes only read-acks
+         "send_message", "check_inbox", "owe", "owed", "context_for", "search_mail", "claim_files"}
+WRITERS = {"propose_lesson", "send_message", "check_inbox", "owe", "claim_files"}  # check_inbox writes only read-acks
 FORBIDDEN = re.compile(r"approve|reject|retract|remove|invite|join|roster|review|delete|sign", re.IGNORECASE)
 
 

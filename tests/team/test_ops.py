@@ -80,7 +80,7 @@ def test_found_writes_the_founder_and_team_entries(founded: tuple[Path, ops.Foun
     assert [member["body"]["seq"], key["body"]["seq"], team["body"]["seq"]] == [1, 2, 3]
     config = _config(clone)
     assert f"{KEY_TEAM}={done.team_id}" in config and f"{KEY_FOUNDER}={done.machine}" in config
-    assert f"{KEY_REMOTE}=origin" in config
+    assert KEY_REMOTE not in config  # no explicit choice: sync uses every remote with the hive refspec
     assert "remote.origin.fetch=+refs/hive/*:refs/hive-remotes/origin/*" in config
     assert "teamstore" not in config.lower()
 

@@ -45,8 +45,7 @@ def test_equivocation_and_strangers_show_on_health_not_as_activity(team: Team, s
     twin.git("remote", "add", "mirror", str(mirror))
     twin.git("push", "--quiet", "mirror", refs.log_ref(b.id, "team"))
     a.git("remote", "add", "mirror", str(mirror))
-    a.git("config", "--add", "remote.mirror.fetch", "+refs/hive/*:refs/hive-remotes/mirror/*")
-    a.git("config", "--add", "hive.remote", "mirror")
+    a.git("config", "--add", "remote.mirror.fetch", "+refs/hive/*:refs/hive-remotes/mirror/*")  # sync uses it
     # a stranger's key, never admitted, writes entries and pushes them to the team's remote
     stranger = Machine("m", tmp_path / "mallory-home", fixtures.clone(team.remote, tmp_path / "mallory"))
     stranger.home.mkdir(mode=0o700)
