@@ -185,6 +185,8 @@ FIELD_CAPS: dict[tuple[str, str], int] = {
     ("lesson", "evidence"): 32 * 1024,
     ("lesson", "tags"): 4 * 1024,
     ("member", "emails"): 4 * 1024,
+    ("obligation", "condition"): 8 * 1024,  # 2,000 characters (anchor.conditions.MAX_CONDITION) of any UTF-8
+    ("obligation", "action"): 2 * 1024,  # 500 characters
 }
 MAX_INT = 2**63 - 1  # what SQLite and every JSON reader hold exactly
 
