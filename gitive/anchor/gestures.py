@@ -54,3 +54,29 @@ def live_people(conn: sqlite3.Connection, team_id: str | None = None) -> dict[st
                 and record["ts"] >= out.get(person, (False, -1))[1]:
             out[person] = (bool(record.get("live")), record["ts"])
     return out
+
+
+def person_here(conn: sqlite3.Connection, me: str) -> str:
+    """This machine's person, who alone may set its gate.
+
+    Raises:
+        GitiveError: this machine is an anchor, removed, or not on the roster.
+    """
+    from gitive.errors import GitiveError
+
+    row = conn.execute("SELECT person, role, active FROM members WHERE machine = ?", (me,)).fetchone()
+    if row is None or not row[2]:
+        raise GitiveError("this machine is not an active member of the team; ask a member for an invite")
+    if row[1] == "anchor":
+        raise GitiveError("an anchor machine makes no decisions; a person sets their gate on their own machine")
+    return str(row[0])
+
+
+def write(hive: Hive, record: dict[str, Any], signer: Any | None) -> dict[str, Any]:
+    """Sign and append a person's gate decision to this machine's team log; the record as written."""
+    from gitive.core.records import TEAM_SCOPE
+    from gitive.store import logs
+
+    done = signed(hive, record, signer)
+    logs.append(hive.store, hive.key, hive.team_id, "team", TEAM_SCOPE, done, at=record["ts"])
+    return done

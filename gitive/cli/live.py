@@ -85,11 +85,15 @@ def send(
 
 
 def inbox(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
-          sent: bool = typer.Option(False, "--sent", help="Show what this machine sent, with acks.")) -> int:
-    """Messages for this machine's sessions (queued, delivered, read, held), or with --sent the ones you sent.
+          sent: bool = typer.Option(False, "--sent", help="Show what this machine sent, with acks."),
+          items: bool = typer.Option(False, "--items", help="Only the items the anchor delivered to you.")) -> int:
+    """Messages for this machine's sessions (queued, delivered, read, held) and the items the anchor delivered
+    to you, or with --sent the messages you sent.
 
-    Example: gitive inbox --sent
+    Example: gitive inbox --items --json
     """
+    if items:
+        return _items(as_json)
     from gitive.daemon import db as daemon_db
     from gitive.daemon import mailbox
     from gitive.index.refresh import fresh_index
@@ -115,6 +119,42 @@ def inbox(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
     for r in rows:
         console.print(f"{r['id']} {r['state']:<9} {r['from']} → {r['to_session']}: {r['body'][:70]}"
                       + (f"  [yellow]{r['reason']}[/]" if r["reason"] else ""))
+    return _items(False, heading=True)
+
+
+def _items(as_json: bool, heading: bool = False) -> int:
+    """The anchor's items for this machine's person (taken from the ledger now, so no daemon is needed)."""
+    from datetime import UTC, datetime
+
+    from gitive.daemon import anchor_items
+    from gitive.daemon import db as daemon_db
+    from gitive.errors import GitiveError
+    from gitive.index.refresh import fresh_index
+    from gitive.team.hive import open_hive
+
+    try:
+        hive = open_hive()
+    except GitiveError:
+        if heading:  # messages are this machine's; items need the team's repository
+            return 0
+        raise
+    with fresh_index(hive) as (conn, _), daemon_db.connect() as db:
+        row = conn.execute("SELECT person FROM members WHERE machine = ? AND active = 1", (hive.me,)).fetchone()
+        if row:
+            anchor_items.take(conn, db, hive.team_id, row[0])
+        rows = anchor_items.items(db)
+    if as_json:
+        emit_json(rows)
+        return 0
+    if heading:
+        console.print(f"[bold]items from the anchor[/] ({len(rows)}):" if rows else "no items from the anchor")
+    elif not rows:
+        console.print("no items from the anchor")
+    for r in rows:
+        when = datetime.fromtimestamp(r["decided_at"] / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
+        state = "shown" if r["state"] == "shown" else "waiting for a breakpoint"
+        console.print(f"{r['item'][:12]} {r['branch']:<9} {when} {r['title'][:90]}  [dim]{state}; gitive why "
+                      f"{r['item'][:12]}[/]")
     return 0
 
 

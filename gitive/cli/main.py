@@ -53,6 +53,7 @@ def _register() -> None:
         team,
         ui,
     )
+    from gitive.cli import gate as gate_cli
     from gitive.cli import install as install_cli
     from gitive.cli import mcp as mcp_cli
     from gitive.cli import routing as routing_cli
@@ -77,6 +78,7 @@ def _register() -> None:
     owe.register(app)
     app.add_typer(anchor_cli.app, name="anchor")
     app.add_typer(routing_cli.app, name="routing")
+    gate_cli.register(app)
 
 
 def _version(value: bool) -> None:
