@@ -31,7 +31,8 @@ def test_tools_option_lists_the_tools_with_schemas(team: Team) -> None:
     assert result.code == 0, str(result)
     listed = result.json()
     assert {t["name"] for t in listed} == TOOLS
-    assert [t["name"] for t in listed if not t["read_only"]] == ["propose_lesson", "send_message", "check_inbox", "owe"]
+    assert [t["name"] for t in listed if not t["read_only"]] == ["propose_lesson", "send_message", "check_inbox", "owe",
+                                                                     "propose_item"]
     assert all(t["input_schema"]["type"] == "object" for t in listed)
 
 
