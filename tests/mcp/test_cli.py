@@ -41,7 +41,7 @@ def test_tools_option_prints_one_line_each(team: Team) -> None:
     result = run_cli(["mcp", "--tools"], team.alice.clone, {"GITIVE_HOME": str(team.alice.home)})
     assert result.code == 0, str(result)
     order = ["search_memory", "get_lesson", "get_memory_context", "propose_lesson", "list_team", "send_message",
-             "check_inbox", "who_knows", "owe", "owed", "context_for"]
+             "check_inbox", "who_knows", "owe", "owed", "context_for", "propose_item"]
     assert [line.split(" ")[0].rstrip(":") for line in result.out.splitlines()] == order
 
 
