@@ -89,9 +89,8 @@ def test_quiet_hours_hold_an_item_and_it_re_enters_when_they_end(team: AnchoredT
 
 
 def test_an_item_that_says_urgent_pages_nobody(team: AnchoredTeam) -> None:
-    from testing.live import on
-
     from gitive.mcp.items import propose_item
+    from testing.live import on
 
     live(team.alice)
     with on(team.bob):
