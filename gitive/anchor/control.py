@@ -71,8 +71,12 @@ def status(hive: Hive, limit: int = 50) -> dict[str, Any]:
         return out
     with state.connect(path) as st:
         out["run"] = state.last_run(st)
-        out["queue"] = Queue(st).items(limit=limit)
+        out["queue"] = Queue(st).items(state=None, limit=limit)
         out["queued"] = st.execute("SELECT COUNT(*) FROM queue WHERE state = 'queued'").fetchone()[0]
+        out["gate"] = {"held": st.execute("SELECT COUNT(*) FROM gate_items WHERE state = 'held'").fetchone()[0],
+                       "waiting": st.execute("SELECT COUNT(*) FROM gate_items WHERE state = 'new'").fetchone()[0],
+                       "decided": dict(st.execute("SELECT branch, COUNT(*) FROM gate_decisions WHERE anchor = ? "
+                                                  "GROUP BY branch", (hive.me,)).fetchall())}
         out["problems"] = state.problems(st)
         out["cursors"] = st.execute("SELECT COUNT(*) FROM cursors").fetchone()[0]
     return out

@@ -29,6 +29,22 @@ STEPS: list[tuple[str, str]] = [
         CREATE TABLE runs(started INTEGER PRIMARY KEY, pid INTEGER NOT NULL, last_tick INTEGER,
                           ticks INTEGER NOT NULL DEFAULT 0, last_report TEXT)
     """),
+    # The gate (gitive/anchor/gate.py): candidates and their state, a mirror of every anchor's ledger
+    # decisions (rebuilt from git when lost), and what each tick checked (for the digest's counts).
+    ("0002-gate", """
+        CREATE TABLE gate_items(id TEXT PRIMARY KEY, person TEXT, data TEXT NOT NULL, offered INTEGER NOT NULL,
+                                state TEXT NOT NULL, until INTEGER, written INTEGER NOT NULL DEFAULT 0);
+        CREATE INDEX gate_items_state ON gate_items(state, until);
+        CREATE TABLE gate_decisions(anchor TEXT NOT NULL, seq INTEGER NOT NULL, item TEXT NOT NULL,
+                                    person TEXT NOT NULL, fingerprint TEXT NOT NULL, branch TEXT NOT NULL,
+                                    source TEXT NOT NULL, at INTEGER NOT NULL, day TEXT NOT NULL,
+                                    PRIMARY KEY(anchor, seq));
+        CREATE INDEX gate_decisions_fp ON gate_decisions(person, fingerprint, at);
+        CREATE INDEX gate_decisions_item ON gate_decisions(item, anchor);
+        CREATE INDEX gate_decisions_day ON gate_decisions(person, day, branch, source);
+        CREATE TABLE gate_checked(at INTEGER PRIMARY KEY, events INTEGER NOT NULL, evaluations INTEGER NOT NULL,
+                                  obligations INTEGER NOT NULL, watchers INTEGER NOT NULL)
+    """),
 ]
 
 

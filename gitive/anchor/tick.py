@@ -61,6 +61,7 @@ class TickReport:
     verdicts: list[dict[str, str]] = field(default_factory=list)
     problems: dict[str, str] = field(default_factory=dict)
     pushed: int = 0
+    gate: dict[str, Any] = field(default_factory=dict)  # the gate's decisions this tick, by branch
     ms: int = 0
 
     def as_dict(self) -> dict[str, Any]:
@@ -78,6 +79,7 @@ class Anchor:
     _reconciled: bool = False
     _unpushed: bool = True  # this machine's refs may be ahead of the remote: push at the next tick
     _packed: bool = False
+    _gated: bool = False  # the gate has read the index once in this run
     # Every ref's tip in each shared store as the last fetch left it (by repository path): the sources read it,
     # and the next fetch compares with it, so a tick lists the refs once (ingest lists them once more).
     _snapshots: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -260,12 +262,13 @@ def tick(anchor: Anchor, *, fetch: bool = True, gate: Gate | None = None) -> Tic
         anchor._snapshots = {}
     reached = _fetch(anchor, report) if fetch else []
     with fresh_index(anchor.hive) as (index, ingested), state.connect(anchor.state_path) as st:
-        gate = gate if gate is not None else Queue(st)
+        gate = gate if gate is not None else _gate(anchor, st, index)
         report.received = ingested.received
         if not anchor._reconciled:
             _reconcile(anchor, index, gate)
             anchor._reconciled = True
         batch = _collect(anchor, index, st, now, report)
+        _offer_watched(anchor, gate, index, batch)
         done = table.fired(index)
         evaluator, results = None, Results()
         mark = anchor.mark(index)
@@ -286,15 +289,51 @@ def tick(anchor: Anchor, *, fetch: bool = True, gate: Gate | None = None) -> Tic
             for source, value in batch.cursors.items():
                 state.put(st, source, value, now)
         report.events = batch.counts
+        _run_gate(anchor, gate, index, st, now, report, batch)
     anchor.keep_open()
-    report.idle = not (batch.events or report.fired or report.verdicts or report.received)
+    report.idle = not (batch.events or report.fired or report.verdicts or report.received or report.gate)
     if not report.idle or not anchor._packed:
         _pack_refs(anchor)
-    anchor._unpushed |= bool(report.fired or report.verdicts)
+    anchor._unpushed |= bool(report.fired or report.verdicts or report.gate)
     if anchor._unpushed and reached:
         report.pushed, anchor._unpushed = _push(anchor, reached)
     report.ms = int((time.monotonic() - clock) * 1000)
     return report
+
+
+def _gate(anchor: Anchor, st: sqlite3.Connection, index: sqlite3.Connection) -> Gate:
+    from gitive.anchor.gating import Gate as Gating
+
+    return Gating(anchor.hive, st, index)
+
+
+def _offer_watched(anchor: Anchor, gate: Gate, index: sqlite3.Connection, batch: sources.Batch) -> None:
+    """Watcher lines meant for a person (a title, a failed CI state, a security mark) become candidates."""
+    from gitive.anchor import gating, watched
+
+    if isinstance(gate, gating.Gate):
+        found = [e for e in batch.events if e["source"]["kind"] == "watcher"]
+        if found:
+            gating.offer_all(gate, watched.candidates(found, index, anchor.hive))
+
+
+def _run_gate(anchor: Anchor, gate: Gate, index: sqlite3.Connection, st: sqlite3.Connection, now: int,
+              report: TickReport, batch: sources.Batch) -> None:
+    """Dangling work, then the gate's decisions for everything offered (docs/gate.md)."""
+    from gitive.anchor import dangling, digest, gating
+
+    if not isinstance(gate, gating.Gate):
+        return
+    changed = bool(report.received or batch.events or report.fired) or not anchor._gated
+    if changed:
+        gating.offer_all(gate, dangling.candidates(anchor.hive, index, st, batch, now))
+    digest.record_checked(st, now, sum(batch.counts.values()), report.evaluations,
+                          len(table.open_obligations(index)) if batch.events else 0,
+                          batch.counts.get("watcher", 0))
+    found = gate.run(now, changed)
+    anchor._gated = True
+    if found.decided:
+        report.gate = {"decided": found.decided, "delivered": found.delivered, "decisions": found.decisions}
 
 
 LOOSE_REFS = 32  # an idle tick reads every ref twice (ingest, sources): loose ones cost a file each
@@ -328,8 +367,9 @@ def _push(anchor: Anchor, reached: list[tuple[pygit2.Repository, str]]) -> tuple
 
 
 def queued(anchor: Anchor, limit: int = 100) -> list[dict[str, Any]]:
+    """Every obligation item the tick handed the gate (state ``gated`` once the gate decided it)."""
     with state.connect(anchor.state_path) as st:
-        return Queue(st).items(limit=limit)
+        return Queue(st).items(state=None, limit=limit)
 
 
 __all__ = ["Anchor", "Item", "TickReport", "queued", "tick"]

@@ -114,7 +114,11 @@ def status(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
     for p in found["problems"]:
         console.print(f"  [red]problem[/] {p['source']}: {p['detail']} (since {_when(p['first_seen'])}, "
                       f"{p['count']}×)")
-    console.print(f"{found.get('queued', 0)} item(s) queued for the gate:")
+    gate = found.get("gate") or {}
+    decided = ", ".join(f"{n} {branch}" for branch, n in sorted((gate.get("decided") or {}).items())) or "none yet"
+    console.print(f"gate: decisions {decided}; {gate.get('held', 0)} held for quiet hours, "
+                  f"{gate.get('waiting', 0)} waiting (`gitive why ITEM` explains one)")
+    console.print(f"{found.get('queued', 0)} item(s) queued for the gate; obligation items it received:")
     for item in found["queue"]:
-        console.print(_item(item))
+        console.print(_item(item) + (f"  [dim]{item['state']}[/]" if item.get("state") != "queued" else ""))
     return 0

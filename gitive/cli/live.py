@@ -111,15 +111,19 @@ def inbox(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
           sent: bool = typer.Option(False, "--sent", help="Show what this machine sent, with acks."),
           search: str | None = typer.Option(None, "--search", help="Search the messages you may read (received "
                                                                   "here, sent by you) for these words."),
-          limit: int = typer.Option(20, "--limit", min=1, max=100, help="With --search: at most this many.")
+          limit: int = typer.Option(20, "--limit", min=1, max=100, help="With --search: at most this many."),
+          items: bool = typer.Option(False, "--items", help="Only the items the anchor delivered to you.")
           ) -> int:
-    """Messages for this machine's sessions (queued, delivered, read, held), or with --sent the ones you sent.
+    """Messages for this machine's sessions (queued, delivered, read, held) and the items the anchor delivered
+    to you, or with --sent the messages you sent.
 
     With --search, the messages you may read that contain every word given (best match first, with a
     snippet): those this machine's sessions received and those any of your machines sent.
 
     Example: gitive inbox --search "token format"
     """
+    if items:
+        return _items(as_json)
     from gitive.daemon import db as daemon_db
     from gitive.daemon import mailbox
     from gitive.index.refresh import fresh_index
@@ -138,9 +142,10 @@ def inbox(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
             + (", ".join(f"{a['state']} by {a['session']}" for a in r["acks"]) or "no ack yet") + "[/]"))
     with daemon_db.connect() as db:
         rows = mailbox.received(db)
-    return _listing(rows, as_json, "no messages", lambda r: (
+    _listing(rows, as_json, "no messages", lambda r: (
         f"{r['id']} {r['state']:<9} {escape(r['from'] + ' → ' + r['to_session'])}: {escape(r['body'][:70])}"
         + (f"  [yellow]{escape(r['reason'])}[/]" if r["reason"] else "")))
+    return 0 if as_json else _items(False, heading=True)
 
 
 def _listing(rows: list[dict[str, Any]], as_json: bool, empty: str, line: Any) -> int:
@@ -152,6 +157,42 @@ def _listing(rows: list[dict[str, Any]], as_json: bool, empty: str, line: Any) -
         console.print(empty)
     for r in rows:
         console.print(line(r))
+    return 0
+
+
+def _items(as_json: bool, heading: bool = False) -> int:
+    """The anchor's items for this machine's person (taken from the ledger now, so no daemon is needed)."""
+    from datetime import UTC, datetime
+
+    from gitive.daemon import anchor_items
+    from gitive.daemon import db as daemon_db
+    from gitive.errors import GitiveError
+    from gitive.index.refresh import fresh_index
+    from gitive.team.hive import open_hive
+
+    try:
+        hive = open_hive()
+    except GitiveError:
+        if heading:  # messages are this machine's; items need the team's repository
+            return 0
+        raise
+    with fresh_index(hive) as (conn, _), daemon_db.connect() as db:
+        row = conn.execute("SELECT person FROM members WHERE machine = ? AND active = 1", (hive.me,)).fetchone()
+        if row:
+            anchor_items.take(conn, db, hive.team_id, row[0])
+        rows = anchor_items.items(db)
+    if as_json:
+        emit_json(rows)
+        return 0
+    if heading:
+        console.print(f"[bold]items from the anchor[/] ({len(rows)}):" if rows else "no items from the anchor")
+    elif not rows:
+        console.print("no items from the anchor")
+    for r in rows:
+        when = datetime.fromtimestamp(r["decided_at"] / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
+        state = "shown" if r["state"] == "shown" else "waiting for a breakpoint"
+        console.print(f"{r['item'][:12]} {escape(r['branch']):<9} {when} {escape(r['title'][:90])}  "
+                      f"[dim]{state}; gitive why {r['item'][:12]}[/]")
     return 0
 
 

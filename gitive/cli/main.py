@@ -50,6 +50,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "owe": ("owe", "owed", "obligation"),
     "anchor": ("anchor",),
     "routing": ("routing",),
+    "gate": ("prefs", "why", "digest", "gate"),
 }
 # modules that are one Typer group, named like the module
 _GROUPS = {"daemon", "lessons", "review", "project", "person", "index", "server", "skills", "anchor", "routing"}

@@ -24,6 +24,9 @@ FIRING_REASONS = ("condition", "deadline", "lapsing")
 VERDICTS = ("unsatisfied", "unverifiable")
 ROUTING_OUTCOMES = ("answered", "helpful", "redirected", "ignored")
 ACTORS = ("agent", "person")
+# The gate (docs/gate.md): the branch that decided, and the urgency levels, in the reference order.
+GATE_BRANCHES = ("floor", "preference", "duplicate", "alarm", "hold", "attention", "digest", "note")
+URGENCIES = ("info", "attention", "alarm")
 
 # field -> (type, required); "machine" and "name" are checked beyond their type.
 _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
@@ -168,6 +171,57 @@ _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
         "message": ("ulid", True),
     },
     "routing-outcome": {"routing": ("hex", True), "outcome": ("routing-outcome", True)},
+    # A candidate item for a person's attention (docs/gate.md): proposed by a session (its machine's team log,
+    # MCP propose_item) or made by the anchor (its ledger log) from an obligation, a watcher or dangling work.
+    "item": {
+        "id": ("hex", True),  # stable: the same item from two anchors has the same id
+        "fingerprint": ("hex", True),  # source kind, subject and owner, never the wording: the duplicate check
+        "source": ("dict", True),  # {kind: obligation|watcher|dangling|prepared|session|screening|digest, ref}
+        "kind": ("str", True),  # e.g. obligation.fired, watch.ci.failed, dangling.branch, proposed, digest
+        "subject": ("str", True),  # what it is about: an obligation id, a branch, a session address
+        "owner": ("name", True),  # whose attention it is for, from the graph
+        "title": ("str", True),  # at most 140 characters
+        "about": ("list", True),  # the records it is about: [{kind, id}]
+        "created": ("int", True),
+        "files": ("list", False),
+        "counts": ("dict", False),  # a digest: what the anchor checked since the last one (integers)
+    },
+    # The gate's decision about one item for one person: metadata only (the team store is readable by all).
+    "ledger": {
+        "item": ("hex", True),
+        "person": ("name", True),
+        "branch": ("gate-branch", True),
+        "rule": ("str", True),  # the rule that decided, in words, naming no item text
+        "fingerprint": ("hex", True),
+        "source": ("str", True),  # the source whose budget share it counts against
+        "shadow": ("bool", True),  # the person's gate was in shadow: only a floor was sent
+        "urgency": ("urgency", False),
+        "because": ("list", False),  # [{rule, kind, id}]: the checkable records the urgency came from
+        "until": ("int", False),  # hold: when it re-enters; attention: the latest it is shown (bounded deferral)
+        "prior": ("hex", False),  # duplicate: the item it repeats
+        "channel": ("list", False),  # session / desktop / inbox
+        "budget": ("dict", False),  # attention: {used, of, source_used, source_of} after this one
+    },
+    # A person's gate preferences: their own signed record, set at a terminal (gitive prefs).
+    "prefs": {
+        "person": ("name", True),
+        "ts": ("int", True),
+        "budget": ("int", True),  # attention-level items a day
+        "alarms": ("bool", True),
+        "channel": ("list", True),
+        "alarm_channel": ("list", True),
+        "muted_sources": ("list", True),
+        "muted_kinds": ("list", True),
+        "tz": ("str", True),
+        "digest_at": ("str", True),  # HH:MM in tz
+        "share": ("int", True),  # per-mille of the budget one source may take
+        "actor": ("actor", True),
+        "quiet": ("dict", False),  # {start: HH:MM, end: HH:MM}
+        "gesture": ("dict", False),
+    },
+    # A person's gate goes live (real delivery) or back to shadow.
+    "gate-live": {"person": ("name", True), "live": ("bool", True), "ts": ("int", True), "actor": ("actor", True),
+                  "gesture": ("dict", False)},
 }
 
 KINDS = tuple(_FIELDS)
@@ -272,6 +326,10 @@ def _type_ok(kind: str, value: Any) -> bool:
             return value in ROUTING_OUTCOMES
         case "actor":
             return value in ACTORS
+        case "gate-branch":
+            return value in GATE_BRANCHES
+        case "urgency":
+            return value in URGENCIES
         case "hex":
             return is_hex64(value)
         case "gesture":

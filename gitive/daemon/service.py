@@ -15,8 +15,8 @@ from typing import Any, NamedTuple
 
 from gitive.capture import events, locate
 from gitive.core.clock import now_ms
+from gitive.daemon import anchor_items, mailbox, overlap, presence
 from gitive.daemon import db as daemon_db
-from gitive.daemon import mailbox, overlap, presence
 from gitive.errors import GitiveError, NoTeam
 from gitive.index import queries
 from gitive.index.refresh import fresh_index
@@ -128,6 +128,7 @@ class Service:
                 _note_prompts(db, sessions, person)
                 directory = presence.directory(hive, snap, members)
                 overlap.notices(db, sessions, directory, person)
+                anchor_items.show_due(db, hive.team_id, sessions)
                 result[store] = {"sessions": len(sessions), "directory": directory}
         self.live_sessions, self.live_stores = live, stores
         return result
@@ -237,6 +238,7 @@ class Service:
         state["next"] = time.monotonic() + delay
         state["backoff_s"] = delay if state["failures"] else 0
         self.ingest_mail(hive)
+        self.take_items(hive)
         return report
 
     # --- mail --------------------------------------------------------------------------------------
@@ -259,6 +261,17 @@ class Service:
             ctx = trust.TrustContext(person_of=lambda m: (members.get(m) or {}).get("person"), db=db,
                                      rules=self.rules(), config=load_config())
             return mailbox.ingest(conn, db, hive.me, me["person"], lambda msg: trust.admit(msg, ctx))
+
+    def take_items(self, hive: Hive) -> int:
+        """What the anchor's gate delivered to this machine's person (shown by ``refresh_presence``)."""
+        with self.lock, fresh_index(hive) as (conn, _), daemon_db.connect() as db:
+            row = conn.execute("SELECT person, active FROM members WHERE machine = ?", (hive.me,)).fetchone()
+            if not row or not row[1]:
+                return 0
+            added = anchor_items.take(conn, db, hive.team_id, row[0])
+        if added:
+            self.refresh_presence()  # a floor or an alarm is shown now, not at the next presence timer
+        return added
 
     def session_name(self, harness: str, session: str) -> str | None:
         with daemon_db.connect() as db:

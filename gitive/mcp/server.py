@@ -40,14 +40,14 @@ class _OnFirstUse:
         return getattr(importlib.import_module(self._name), attr)
 
 
-context, experts, mail, memory, roster, owing, routes, claims = (
+context, experts, mail, memory, roster, owing, routes, claims, items = (
     _OnFirstUse(f"gitive.mcp.{name}") for name in ("context", "experts", "mail", "memory", "roster", "obligations",
-                                                   "routing", "claims"))
+                                                   "routing", "claims", "items"))
 
 T = TypeVar("T")
 
 TOOLS = ("search_memory", "get_lesson", "get_memory_context", "propose_lesson", "list_team", "who_knows", "owe",
-         "owed", "context_for", "send_message", "check_inbox", "search_mail", "claim_files")
+         "owed", "context_for", "send_message", "check_inbox", "search_mail", "claim_files", "propose_item")
 
 INSTRUCTIONS = """\
 gitive is this team's shared memory for coding agents, kept in git. A lesson is a short note an agent \
@@ -283,6 +283,22 @@ def build(repo: Path | str | None = None) -> MCPServer:
         files; each section says whether it is complete, empty or unavailable."""
         found = _guarded(lambda: context.context_for(repo, session))
         return _result(found["card"], found)
+
+    @server.tool(annotations=SEND)
+    def propose_item(
+        title: Annotated[str, Field(description="What your person should know, at most 140 characters.")],
+        about: Annotated[list[str] | None, Field(description=(
+            "The records it is about, KIND:ID: obligation:ID, lesson:ID, message:ID, session:person/name, "
+            "branch:NAME, commit:REV. Urgency comes only from these (a deadline, someone waiting); items citing "
+            "the same records are one item."))] = None,
+        files: Files = None,
+        to: Annotated[str | None, Field(description="A person, when nothing it cites names an owner.")] = None,
+        session: Annotated[str | None, Field(description="Your session's address, e.g. alice/api-claude.")] = None,
+    ) -> dict[str, Any]:
+        """Propose an item for a person's attention. The team's anchor decides whether and when it reaches
+        them (preferences, quiet hours, a daily budget, the digest); saying it is urgent changes nothing."""
+        return _guarded(lambda: items.propose_item(repo, title=title, about=about, files=files, to=to,
+                                                   session=session))
 
     return server
 

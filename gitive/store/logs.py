@@ -209,6 +209,100 @@ def append(
     raise RaceLost(f"could not append to {name}: other writers kept moving it; try again")
 
 
+BATCH_MIN = 16  # below this, one commit per entry through libgit2 costs less than starting git fast-import
+
+
+def append_many(
+    repo: pygit2.Repository,
+    key: SigningKey,
+    team_id: str,
+    log: str,
+    scope: dict[str, Any],
+    batch: list[dict[str, Any]],
+    *,
+    at: int | None = None,
+) -> list[Entry]:
+    """Sign every record of ``batch`` and append them, in order, to this machine's ``log`` with one ref move.
+
+    The entries are exactly what :func:`append` would write one by one (same bytes, same commit ids); a large
+    batch goes through ``git fast-import``, which writes one pack instead of three loose objects per entry (on
+    a loaded disk each loose object costs milliseconds: the gate's ledger writes thousands of entries a tick).
+    Atomic: the ref moves by compare-and-swap once, so either every entry of the batch is in the log or none.
+
+    Raises:
+        InvalidRecord: a record fails its schema or the size cap; nothing was written.
+        RaceLost: other writers won every one of ``CAS_RETRIES`` attempts.
+    """
+    if len(batch) < BATCH_MIN:
+        return [append(repo, key, team_id, log, scope, record, at=at) for record in batch]
+    kinds = [records.check_record(record) for record in batch]
+    author = machine_id(key)
+    name = refs.log_ref(author, log)
+    for attempt in range(CAS_RETRIES):
+        old = refs.tip(repo, name)
+        prev = read_entry(repo, old) if old else None
+        seq = prev.seq if prev else 0
+        stamp = at if at is not None else now_ms()
+        built: list[tuple[dict[str, Any], dict[str, Any], bytes]] = []
+        for kind, record in zip(kinds, batch, strict=True):
+            seq += 1
+            entry = {"author": author, "log": log, "scope": scope, "seq": seq, "at": stamp, "record": record}
+            records.check_entry(entry)
+            # The envelope's canonical bytes are {"body":…,"by":…,"sig":…} (keys sorted): built from the body's
+            # bytes, checked once, rather than checking and encoding the whole envelope again.
+            body = canonical.dumps(entry)
+            sig = key.sign(signed.domain(team_id, kind) + body).signature.hex()
+            data = b'{"body":%s,"by":"%s","sig":"%s"}' % (body, author.encode(), sig.encode())
+            if len(data) > MAX_ENTRY_BYTES:
+                raise InvalidRecord(f"entry is {len(data)} bytes, over the {MAX_ENTRY_BYTES} cap")
+            built.append((entry, {"body": entry, "by": author, "sig": sig}, data))
+        commits = _import(repo, built, old)
+        if refs.set_if_equals(repo, name, old, commits[-1], f"gitive: {summary(built[-1][0])} (+{len(built) - 1})"):
+            parents = [old, *commits[:-1]]
+            return [Entry(c, p, env, data) for c, p, (_, env, data) in zip(commits, parents, built, strict=True)]
+        time.sleep(random.uniform(0.001, 0.005) * (1 + attempt))
+    raise RaceLost(f"could not append to {name}: other writers kept moving it; try again")
+
+
+def _import(repo: pygit2.Repository, built: list[tuple[dict[str, Any], dict[str, Any], bytes]],
+            parent: str | None) -> list[str]:
+    """Write the entries' blobs, trees and commits with ``git fast-import`` (no ref of ours moves); their ids.
+
+    The commits have the canonical form :func:`_write_commit` gives (one ``entry.json``, author and committer
+    from the entry, the summary line): fast-import writes exactly the headers and message it is given.
+    """
+    import os
+    import tempfile
+
+    from gitive.store import git
+
+    scratch = f"refs/hive-scratch/import-{os.getpid()}-{random.getrandbits(32):08x}".encode()
+    parts: list[bytes] = []
+    for i, (entry, _, data) in enumerate(built):
+        who = f"{entry['author'][:16]} <{entry['author']}@hive> {entry['at'] // 1000} +0000".encode()
+        message = (summary(entry) + "\n").encode()
+        parts.append(b"blob\nmark :%d\ndata %d\n%s\n" % (2 * i + 1, len(data), data))
+        parts.append(b"commit %s\nmark :%d\nauthor %s\ncommitter %s\ndata %d\n%s" % (
+            scratch, 2 * i + 2, who, who, len(message), message))
+        if i:
+            parts.append(b"from :%d\n" % (2 * i))
+        elif parent:
+            parts.append(b"from %s\n" % parent.encode())
+        parts.append(b"deleteall\nM 100644 :%d %s\n\n" % (2 * i + 1, ENTRY_FILE.encode()))
+    fd, marks = tempfile.mkstemp(prefix="gitive-marks-")
+    os.close(fd)
+    try:
+        # fast-import moves only the scratch ref it was given; it is deleted at once (the caller moves the log)
+        git.run(["fast-import", "--quiet", "--date-format=raw", f"--export-marks={marks}"], cwd=repo.path,
+                input=b"".join(parts))
+        with open(marks) as fh:
+            found = dict(line.split() for line in fh if line.strip())
+    finally:
+        os.unlink(marks)
+        refs.delete(repo, scratch.decode())
+    return [found[f":{2 * i + 2}"] for i in range(len(built))]
+
+
 def walk(repo: pygit2.Repository, tip: str, stop: str | None = None) -> Iterator[Entry]:
     """Yield entries from ``tip`` back towards the root, stopping before ``stop``.
 

@@ -116,3 +116,26 @@ def reverted(repo: pygit2.Repository, commits: list[str], since_ms: int) -> bool
         args += ["--grep", f"This reverts commit {sha}"]
     code, out, _ = git.run(args, cwd=repo.workdir or repo.path, check=False)
     return code == 0 and bool(out.strip("\0\n "))
+
+
+class TipFacts(NamedTuple):
+    email: str
+    at: int  # the commit's time, ms
+    merged: bool  # reachable from one of the branches it was compared with
+
+
+def tip_facts(repo: pygit2.Repository, tip: str, others: list[str]) -> TipFacts | None:
+    """Who made a branch's tip, when, and whether one of ``others`` (commit ids) already contains it."""
+    try:
+        commit = repo[tip].peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+    merged = False
+    for other in others:
+        try:
+            if other == tip or repo.descendant_of(other, tip):
+                merged = True
+                break
+        except (KeyError, ValueError, pygit2.GitError):
+            continue
+    return TipFacts(commit.author.email.lower(), commit.commit_time * 1000, merged)

@@ -32,7 +32,7 @@ def test_tools_option_lists_the_tools_with_schemas(team: Team) -> None:
     listed = result.json()
     assert {t["name"] for t in listed} == TOOLS
     assert [t["name"] for t in listed if not t["read_only"]] == ["propose_lesson", "send_message", "check_inbox",
-                                                                 "claim_files", "owe"]
+                                                                 "claim_files", "owe", "propose_item"]
     assert all(t["input_schema"]["type"] == "object" for t in listed)
 
 
@@ -41,7 +41,7 @@ def test_tools_option_prints_one_line_each(team: Team) -> None:
     result = run_cli(["mcp", "--tools"], team.alice.clone, {"GITIVE_HOME": str(team.alice.home)})
     assert result.code == 0, str(result)
     order = ["search_memory", "get_lesson", "get_memory_context", "propose_lesson", "list_team", "send_message",
-             "check_inbox", "search_mail", "claim_files", "who_knows", "owe", "owed", "context_for"]
+             "check_inbox", "search_mail", "claim_files", "who_knows", "owe", "owed", "context_for", "propose_item"]
     assert [line.split(" ")[0].rstrip(":") for line in result.out.splitlines()] == order
 
 

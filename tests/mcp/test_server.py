@@ -25,8 +25,8 @@ from tests.mcp.conftest import (
 pytestmark = pytest.mark.anyio
 
 TOOLS = {"search_memory", "get_lesson", "get_memory_context", "propose_lesson", "list_team", "who_knows",
-         "send_message", "check_inbox", "owe", "owed", "context_for", "search_mail", "claim_files"}
-WRITERS = {"propose_lesson", "send_message", "check_inbox", "owe", "claim_files"}  # check_inbox writes only read-acks
+         "send_message", "check_inbox", "owe", "owed", "context_for", "search_mail", "claim_files", "propose_item"}
+WRITERS = {"propose_lesson", "send_message", "check_inbox", "owe", "claim_files", "propose_item"}  # check_inbox writes only read-acks
 FORBIDDEN = re.compile(r"approve|reject|retract|remove|invite|join|roster|review|delete|sign", re.IGNORECASE)
 
 
@@ -43,7 +43,7 @@ async def test_the_tool_list_is_exactly_these_tools(team: Team) -> None:
     assert hints == {name: name not in WRITERS for name in TOOLS}
     # A second send with the same arguments sends a second message: send_message is not idempotent.
     idempotent = {t.name: t.annotations.idempotent_hint for t in listed if t.annotations}
-    assert idempotent == {name: name != "send_message" for name in TOOLS}
+    assert idempotent == {name: name not in ("send_message", "propose_item") for name in TOOLS}
     for tool in listed:
         assert tool.description and tool.input_schema["type"] == "object"
 

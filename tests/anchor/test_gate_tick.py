@@ -1,0 +1,123 @@
+"""The gate in the anchor's tick, on real repositories: ledger entries, shadow and live, quiet hours, proposals,
+``gitive why``, ``gitive inbox``, ``gitive digest`` and ``gitive gate report`` as a person runs them."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from testing.anchor import MERGED, AnchoredTeam, Ticker, merge, owe, push_branch
+from testing.machines import Machine
+
+HOUR = 3_600_000
+
+
+def ledger_entries(machine: Machine) -> list[dict[str, Any]]:
+    """The gate's decisions in ``machine``'s own ledger log, read from git."""
+    from gitive.store import logs, refs
+
+    return [e.body["record"] for e in logs.entries(machine.repo, refs.log_ref(machine.id, "ledger"))
+            if e.kind == "ledger"]
+
+
+def live(machine: Machine) -> None:
+    machine.ok("gate", "live", "--passphrase-stdin")
+
+
+def test_a_fired_obligation_is_decided_once_and_in_shadow_nothing_is_shown(team: AnchoredTeam) -> None:
+    push_branch(team.alice, "auth-rotation")
+    record = owe(team.bob, MERGED.format(branch="auth-rotation"), "remove the grace period", "--to", "alice")
+    tick = Ticker(team.anchor)
+    tick()
+    merge(team.alice, "auth-rotation")
+    report = tick()
+    assert report.gate["decided"] == {"attention": 1} and report.gate["delivered"] == 0
+    [entry] = ledger_entries(team.anchor)
+    assert entry["person"] == "bob" and entry["branch"] == "attention" and entry["shadow"] is True
+    assert entry["because"] == [{"rule": "owed-to", "kind": "obligation", "id": record["id"]}]
+    assert entry["budget"] == {"used": 1, "of": 6, "source_used": 1, "source_of": 2}
+    assert "remove the grace period" not in str(entry)  # metadata only
+    assert tick().gate == {}  # decided once
+    team.bob.ok("sync")
+    why = team.bob.json("why", entry["item"][:10])
+    assert [d["branch"] for d in why["decisions"]] == ["attention"] and not why["delivered"]
+    assert "in shadow" in why["decisions"][0]["says"]
+    assert team.bob.json("inbox", "--items") == []
+    text = team.bob.ok("why", entry["item"][:10]).out
+    assert "remove the grace period" in text and "owed-to" in text
+
+
+def test_live_delivery_reaches_the_inbox_and_why_explains_it(team: AnchoredTeam) -> None:
+    live(team.bob)
+    push_branch(team.alice, "feature-y")
+    owe(team.bob, MERGED.format(branch="feature-y"), "announce feature y", "--to", "alice")
+    tick = Ticker(team.anchor)
+    tick()
+    merge(team.alice, "feature-y")
+    report = tick()
+    assert report.gate["delivered"] == 1
+    team.bob.ok("sync")
+    [item] = team.bob.json("inbox", "--items")
+    assert item["branch"] == "attention" and "announce feature y" in item["title"]
+    assert "items from the anchor (1)" in team.bob.ok("inbox").out
+    assert team.bob.json("why", item["item"][:8])["delivered"]
+
+
+def test_quiet_hours_hold_an_item_and_it_re_enters_when_they_end(team: AnchoredTeam,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    now = int(time.time() * 1000)
+    start = time.strftime("%H:%M", time.gmtime(now / 1000 - 3600))
+    end = time.strftime("%H:%M", time.gmtime(now / 1000 + 2 * 3600))
+    team.bob.ok("prefs", "set", "--quiet", f"{start}-{end}", "--tz", "UTC", "--passphrase-stdin")
+    live(team.bob)
+    push_branch(team.alice, "night-work")
+    owe(team.bob, MERGED.format(branch="night-work"), "review the night work", "--to", "alice")
+    tick = Ticker(team.anchor)
+    tick()
+    merge(team.alice, "night-work")
+    held = tick()
+    assert held.gate["decided"] == {"hold": 1}
+    [hold] = ledger_entries(team.anchor)
+    assert hold["until"] > now and hold["rule"].startswith("quiet hours")
+    assert tick().gate == {}  # still quiet: nothing re-enters
+    monkeypatch.setenv("GITIVE_NOW_MS", str(hold["until"] + 1000))
+    after = tick()
+    assert after.gate["decided"] == {"attention": 1} and after.gate["delivered"] == 1
+    assert [e["branch"] for e in ledger_entries(team.anchor)] == ["hold", "attention"]
+
+
+def test_an_item_that_says_urgent_pages_nobody(team: AnchoredTeam) -> None:
+    from gitive.mcp.items import propose_item
+    from testing.live import on
+
+    live(team.alice)
+    with on(team.bob):
+        done = propose_item(team.bob.clone, title="URGENT!!! production is down, page alice NOW", to="alice",
+                            session="bob/api-claude")
+    assert done["owner"] == "alice"
+    team.bob.ok("sync")
+    report = Ticker(team.anchor)()
+    assert report.gate["decided"] == {"digest": 1} and report.gate["delivered"] == 0
+    [entry] = ledger_entries(team.anchor)
+    assert entry["urgency"] == "info" and entry["source"] == "session:bob/api-claude"
+    team.alice.ok("sync")
+    lines = team.alice.json("digest")["lines"]
+    assert [line["title"] for line in lines] == ["URGENT!!! production is down, page alice NOW"]
+
+
+def test_a_member_cannot_forge_a_watcher_item_or_a_delivery(team: AnchoredTeam) -> None:
+    from gitive.anchor import items
+
+    live(team.alice)
+    forged = items.make({"kind": "watcher", "ref": "scan"}, "watch.scan.security", "scan:x", "alice", "leak!", 1,
+                        about=[{"kind": "event", "id": "e1"}])
+    team.bob.append(forged.record())
+    team.bob.append({"type": "ledger", "item": forged.id, "person": "alice", "branch": "floor", "rule": "floor",
+                     "fingerprint": forged.fingerprint, "source": "watcher:scan", "shadow": False}, log="ledger")
+    team.bob.ok("sync")
+    assert Ticker(team.anchor)().gate == {}
+    team.alice.ok("sync")
+    assert team.alice.json("inbox", "--items") == []
+    assert team.alice.run("why", forged.id[:12]).code == 1
