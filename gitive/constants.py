@@ -32,3 +32,6 @@ UPKEEP_LOOSE_GROWTH = 1_000
 INVITE_DEFAULT_TTL_MS = 7 * 86_400_000
 CAS_RETRIES = 50
 STALE_LOCK_SECONDS = 30
+
+# What a log chain can be refused for (store.verify), and how `doctor` names it.
+CHAIN_PROBLEMS = ("malformed", "bad-signature", "wrong-signer", "wrong-log", "seq-gap", "bad-link", "future")

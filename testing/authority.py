@@ -34,6 +34,8 @@ def t(minutes: int) -> int:
     return T0 + minutes * MINUTE
 
 
+PROJECT = "ab" * 32  # the project of every project-scope entry these builders write
+
 class Team:
     """Signed logs of one team; ``machines[name]`` and ``keys[person]`` are what its members hold."""
 
@@ -66,8 +68,8 @@ class Team:
         return m
 
     def book(self, log: str) -> LogBook:
-        if log not in self.books:
-            self.books[log] = LogBook(TEAM_ID, log)
+        if log not in self.books:  # a project log `project-<16 hex>` is of the project PROJECT
+            self.books[log] = LogBook(TEAM_ID, log, {"project": PROJECT} if log.startswith("project") else None)
         return self.books[log]
 
     def add(self, author: Machine, record: dict[str, Any], *, log: str = "roster", at: int | None = None,

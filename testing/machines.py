@@ -133,6 +133,14 @@ class Machine:
     def team_id(self) -> str:
         return self.git("config", "hive.team").strip()
 
+    @property
+    def project_log(self) -> str:
+        """The log this machine's project lessons of its clone go to: one per (author, project)."""
+        from gitive.core.records import project_log
+        from gitive.team.hive import open_hive
+
+        return project_log(open_hive(self.clone).project_id)
+
     def append(self, record: dict[str, Any], log: str = "team", *, at: int | None = None) -> Any:
         """Append ``record`` to this machine's ``log`` with ``gitive.store.logs`` (no sync)."""
         from gitive.store import logs

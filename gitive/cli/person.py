@@ -16,8 +16,10 @@ from pathlib import Path
 import typer
 
 from gitive.cli.output import console, emit_json, short
-from gitive.core import personkey
+from gitive.core.lazy import OnFirstUse
 from gitive.errors import GitiveError
+
+personkey = OnFirstUse("gitive.core.personkey")  # PyNaCl loads only when a key is used
 
 app = typer.Typer(help="Your person key: the key that signs your decisions, kept under a passphrase or in "
                        "ssh-agent.\n\nExample: gitive person init", invoke_without_command=True)

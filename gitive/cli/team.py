@@ -198,9 +198,9 @@ def attach(
     console.print(f"Attached this clone to team [bold]{done.team_name or '?'}[/] ({done.team_id}) as "
                   f"{done.person} (machine {short(done.machine)}); team store: {done.store}.")
     if done.project_role:
-        console.print(f"Proposed you as {done.project_role} of this project"
-                      + (" (confirmed: it had no member yet)." if done.project_role == "owner" else
-                         "; a project owner confirms it with `gitive project confirm`."))
+        console.print(f"Proposed you as {done.project_role} of this project; its owner or a team admin confirms "
+                      f"it at a terminal with `gitive project confirm {done.person}` (`--owner` to make you its "
+                      "owner).")
     _print_sync_problems(done.report)
     return 0 if done.report.ok else 1
 

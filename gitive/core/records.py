@@ -285,9 +285,9 @@ def _gesture_ok(value: Any) -> bool:
 
 
 def _heads_ok(value: Any) -> bool:
-    """``{log name: seq}``: every name a known log, every seq a non-negative integer."""
+    """``{log name: seq}``: every name a known log or project log, every seq a non-negative integer."""
     return isinstance(value, dict) and all(
-        k in LOG_NAMES and isinstance(v, int) and not isinstance(v, bool) and v >= 0 for k, v in value.items())
+        is_log_name(k) and isinstance(v, int) and not isinstance(v, bool) and v >= 0 for k, v in value.items())
 
 
 def _type_ok(kind: str, value: Any) -> bool:
@@ -407,11 +407,16 @@ def project_log(project_id: str) -> str:
     return PROJECT_LOG_PREFIX + project_id[:16]
 
 
-def check_log_name(log: Any) -> None:
+def is_log_name(log: Any) -> bool:
+    """A known log, or a project log ``project-<16 hex>`` (one per author and project)."""
     if log in LOG_NAMES:
-        return
+        return True
     suffix = log[len(PROJECT_LOG_PREFIX):] if isinstance(log, str) and log.startswith(PROJECT_LOG_PREFIX) else ""
-    if len(suffix) != 16 or not all(c in "0123456789abcdef" for c in suffix):
+    return len(suffix) == 16 and all(c in "0123456789abcdef" for c in suffix)
+
+
+def check_log_name(log: Any) -> None:
+    if not is_log_name(log):
         raise InvalidRecord(f"unknown log {log!r}; logs are {', '.join(LOG_NAMES)} and project-<16 hex>")
 
 

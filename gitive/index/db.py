@@ -159,7 +159,10 @@ MIGRATIONS: list[tuple[str, str | Callable[[sqlite3.Connection], None]]] = [
             WHERE EXISTS (SELECT 1 FROM members m WHERE m.machine = e.author)
               AND NOT EXISTS (SELECT 1 FROM logs l WHERE l.author = e.author AND l.log = e.log
                               AND l.quarantined_from <= e.seq)
-              AND NOT EXISTS (SELECT 1 FROM member_gaps g WHERE g.machine = e.author AND g.log = e.log
+              AND NOT EXISTS (SELECT 1 FROM member_gaps g WHERE g.machine = e.author
+                              AND (g.log = e.log OR (g.log = '*' AND NOT EXISTS (
+                                   SELECT 1 FROM member_gaps n WHERE n.machine = g.machine AND n.gap = g.gap
+                                   AND n.log = e.log)))
                               AND e.seq > g.lo AND (g.hi IS NULL OR e.seq <= g.hi)
                               AND (g.t_hi IS NULL OR e.at < g.t_hi))
               AND NOT EXISTS (SELECT 1 FROM member_time_gaps t WHERE t.machine = e.author AND e.at >= t.t_lo

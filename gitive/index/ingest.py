@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import pygit2
 
-from gitive.constants import BODIES_REF_PREFIX, REMOTES_REF_PREFIX
+from gitive.constants import BODIES_REF_PREFIX, CHAIN_PROBLEMS, REMOTES_REF_PREFIX
 from gitive.core.clock import now_ms
 from gitive.index import entries as entry_rows
 from gitive.index import lessons as lesson_tables
@@ -48,7 +48,7 @@ class Work(NamedTuple):
     def stop_at(self) -> str | None:
         """A tip refused for good before: a walk that reaches it has nothing more to read."""
         c = self.cursor
-        return c.tip if c and c.refused in verify.CHAIN_PROBLEMS and c.refused != "future" else None
+        return c.tip if c and c.refused in CHAIN_PROBLEMS and c.refused != "future" else None
 
 
 class Checked(NamedTuple):

@@ -6,8 +6,8 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitive.constants import CHAIN_PROBLEMS
 from gitive.core.clock import now_ms
-from gitive.store.verify import CHAIN_PROBLEMS
 
 # Problems that describe a ref's current tip: replaced whenever that ref is read again, so the index reports
 # what its refs hold now, exactly as a rebuild would.

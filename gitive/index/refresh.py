@@ -6,12 +6,13 @@ pygit2 nor PyNaCl is imported: a read command then costs the interpreter, the CL
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gitive.core import notices
 from gitive.index import db, obligations
@@ -32,8 +33,8 @@ def fresh_index(hive: Hive, progress: Progress | None = None) -> Iterator[tuple[
     with db.connect(hive.index_path) as conn:
         if _unchanged(conn, hive.store_dirs()):
             obligations.refresh(conn)  # its fingerprint query: a new index table still gets filled
-            if notices.listening() and (me := _me_or_none(hive)) is not None:
-                _say_notices(conn, me)  # standing notices are said on every command, not only after a change
+            if notices.listening():  # standing notices are said on every command, not only after a change
+                _say_remembered_notices(hive, conn)
             yield conn, Report()
             return
         from gitive.index import ingest
@@ -60,12 +61,47 @@ def _standing(hive: Hive, conn: sqlite3.Connection, me: str) -> None:
     _say_notices(conn, me)
 
 
+_NOTICES_META = "standing_notices"  # {"keys": the key files' fingerprint, "lines": [...]} of the last ingest
+
+
 def _say_notices(conn: sqlite3.Connection, me: str) -> None:
+    """Say this machine's standing notices, and remember them for the next command's fast path."""
     from gitive.index import deciding
 
+    lines = deciding.notices(conn, me, _local_key())
+    with suppress(sqlite3.OperationalError):  # a read-only index: the next command works them out again
+        db.meta_set(conn, _NOTICES_META, json.dumps({"keys": _keys_fingerprint(), "lines": lines}))
     if notices.listening():
-        for line in deciding.notices(conn, me, _local_key()):
+        for line in lines:
             notices.emit(line)
+
+
+def _say_remembered_notices(hive: Hive, conn: sqlite3.Connection) -> None:
+    """The notices the last ingest worked out, without loading a key (so without PyNaCl) while this home's key
+    files are the ones it saw; else worked out again."""
+    stored = db.meta_get(conn, _NOTICES_META)
+    remembered = json.loads(stored) if stored else None
+    if remembered is not None and remembered.get("keys") == _keys_fingerprint():
+        for line in remembered["lines"]:
+            notices.emit(line)
+    elif (me := _me_or_none(hive)) is not None:
+        _say_notices(conn, me)
+
+
+def _keys_fingerprint() -> list[Any]:
+    """Which machine and person key files this home has (path, size, mtime): a change means other notices."""
+    from gitive.core.home import gitive_home
+
+    out: list[Any] = []
+    for name in ("machine.key", "person.key"):  # core.keys and core.personkey import PyNaCl: named here
+        path = gitive_home() / name
+        try:
+            st = path.stat()
+        except OSError:
+            out.append([str(path), None])
+            continue
+        out.append([str(path), st.st_size, st.st_mtime_ns])
+    return out
 
 
 def _local_key() -> str | None:

@@ -39,7 +39,8 @@ def _gap_rows(roster: rosters.Roster) -> tuple[list[tuple[Any, ...]], list[tuple
             if gap.lo is None:
                 by_time.append((machine, n, gap.t_lo, gap.t_hi if gap.closed_by else None))
                 continue
-            for log in LOG_NAMES:
+            # '*' stands for every log not named (a project log `project-<hex>` made after the removal too)
+            for log in ("*", *sorted(set(LOG_NAMES) | set(gap.lo) | set(gap.hi or {}))):
                 low = gap.lo.get(log, 0)
                 if gap.closed_by is None:
                     by_seq.append((machine, n, log, low, None, None))

@@ -23,25 +23,12 @@ from pydantic import Field
 
 from gitive import __version__
 from gitive.capture.framing import defang
+from gitive.core.lazy import OnFirstUse
 from gitive.errors import GitiveError
 from gitive.mcp import memory_schema  # the tools' output types: needed to build them
 
-
-class _OnFirstUse:
-    """A tool module imported at the first attribute read: the server answers ``initialize`` before pygit2,
-    PyNaCl and the index code behind the tools have loaded."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __getattr__(self, attr: str) -> Any:
-        import importlib
-
-        return getattr(importlib.import_module(self._name), attr)
-
-
 context, experts, mail, memory, roster, owing, routes, claims, items = (
-    _OnFirstUse(f"gitive.mcp.{name}") for name in ("context", "experts", "mail", "memory", "roster", "obligations",
+    OnFirstUse(f"gitive.mcp.{name}") for name in ("context", "experts", "mail", "memory", "roster", "obligations",
                                                    "routing", "claims", "items"))
 
 T = TypeVar("T")

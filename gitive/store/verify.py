@@ -24,7 +24,6 @@ from gitive.errors import InvalidRecord
 from gitive.store import logs
 
 # Problems that say something about the chain itself, fixed until its tip moves; "future" clears with time.
-CHAIN_PROBLEMS = ("malformed", "bad-signature", "wrong-signer", "wrong-log", "seq-gap", "bad-link", "future")
 
 
 class Problem(NamedTuple):

@@ -12,9 +12,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gitive.core.records import project_log
 from gitive.team import roster as rosters
 from testing import index
-from testing.authority import NOW, TEAM_ID, Team, t
+from testing.authority import NOW, PROJECT, TEAM_ID, Team, t
 from testing.builders import machine, member_record, person_signer
 
 FEW = settings(max_examples=25)
@@ -38,13 +39,16 @@ def _active(conn: Any) -> dict[str, bool]:
 # --- status by position ------------------------------------------------------------------------------------
 
 @FEW
-@given(before=st.integers(0, 3), after=st.integers(1, 4), when=st.lists(WHEN, min_size=4, max_size=4))
-def test_a_removed_machines_entries_past_its_heads_never_count(before: int, after: int, when: list[int]) -> None:
+@given(before=st.integers(0, 3), after=st.integers(1, 4), when=st.lists(WHEN, min_size=4, max_size=4),
+       log=st.sampled_from(["team", "project", project_log(PROJECT)]))
+def test_a_removed_machines_entries_past_its_heads_never_count(before: int, after: int, when: list[int],
+                                                               log: str) -> None:
     team, bob, carol = _team()
     early = [team.lesson(bob, f"before {n}", 20 + n) for n in range(before)]
     carols = team.lesson(carol, "carol's lesson", 21)
     team.remove(team.founder, bob, 30)
-    late = [team.lesson(bob, f"after {n}", when[n % 4]) for n in range(after)]
+    # in any log, a project log the removed machine never wrote before the removal too
+    late = [team.lesson(bob, f"after {n}", when[n % 4], log=log) for n in range(after)]
     for n, lesson in enumerate(late):  # even reviewed by an admin, they stay invisible
         team.review(team.founder, lesson, 40 + n)
         team.cite(bob, carols, f"s{n}", when[n % 4])  # and the removed machine's citations count for nothing

@@ -26,7 +26,7 @@ def test_a_quarantined_lesson_leaves_every_state_at_once(tmp_path: Path) -> None
     alice.ok("sync")
     world.check()
     twin.ok("lessons", "propose", "--kind", "Gotcha", "--text", "Never regenerate", "-e", "file:api.proto")
-    twin.git("push", "--quiet", "--force", "origin", f"refs/hive/logs/{twin.id}/project")
+    twin.git("push", "--quiet", "--force", "origin", f"refs/hive/logs/{twin.id}/{twin.project_log}")
     alice.ok("sync")
     incremental, _ = world.views(alice)
     assert incremental["quarantines"] and incremental["lessons"] == []

@@ -39,13 +39,15 @@ def test_one_machine_in_two_teams_and_three_repositories(fleet: Fleet, make_bare
     remotes = [make_bare(f"r{n}.git") for n in range(3)]
     r0 = fleet.found(fleet.machine("r0", remotes[0]), "alice")  # team "r0"
     r1 = _clone(fleet, r0, remotes[1], "r1")
-    r1.ok("init", "--person", "alice", "--name", "beta")
+    r1.decided("init", "--person", "alice", "--name", "beta")
     r1.ok("sync")
     r2 = _clone(fleet, r0, remotes[2], "r2")
     attached = r2.json("attach", "--team", "beta")
     teams = {m.name: m.json("team")["team_id"] for m in (r0, r1, r2)}
     assert teams["r1"] == teams["r2"] == attached["team"]["id"] != teams["r0"]
-    assert attached["team"]["name"] == "beta" and attached["project_role"] == "owner" and attached["sync"]["ok"]
+    assert attached["team"]["name"] == "beta" and attached["project_role"] == "member" and attached["sync"]["ok"]
+    # ownership is granted at a terminal, never claimed by attaching first (docs/verification.md §3)
+    r2.decided("project", "confirm", "alice", "--owner")
     # the attached clone shares beta's store and roster: one machine, one member entry
     assert r2.json("team")["members"] == r1.json("team")["members"]
     assert len(r1.json("team")["members"]) == 1
@@ -85,7 +87,7 @@ def test_init_refuses_a_remote_that_already_holds_a_team(fleet: Fleet, bare_remo
 def test_init_with_a_team_remote_that_holds_a_team_is_refused(fleet: Fleet, bare_remote: Path, make_bare) -> None:
     store = make_bare("team.git")
     alice = fleet.machine("laptop", bare_remote)
-    alice.ok("init", "--person", "alice", "--team-remote", str(store))
+    alice.decided("init", "--person", "alice", "--team-remote", str(store))
     alice.ok("sync")
     other = fleet.machine("other", make_bare("other.git"))
     one_line_error(other.run("init", "--person", "zed", "--team-remote", str(store)), "already holds")
@@ -157,7 +159,7 @@ def test_a_repository_with_no_remote_says_so(fleet: Fleet, tmp_path: Path) -> No
     repo = fixtures.init_repo(tmp_path / "alone")
     alice = Machine("alone", fleet.base / "homes" / "alone", repo)
     alice.home.mkdir(parents=True)
-    init = alice.ok("init", "--person", "alice")
+    init = alice.decided("init", "--person", "alice")
     assert "no remote" in init.out and "git remote add origin" in init.out
     sync = alice.run("sync")
     assert sync.code == 1 and "no remote to sync with" in sync.out

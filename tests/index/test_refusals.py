@@ -103,7 +103,7 @@ def test_a_rewrapped_roster_entry_never_quarantines_the_founder(fleet: Fleet, pa
     assert {m["person"] for m in bob.json("team")["members"]} == {"alice", "bob"}
 
     # the founder can still push her roster: her sync replaces the re-wrap with a lease on what it fetched
-    alice.ok("invite", "--no-push")
+    alice.decided("invite", "--no-push")
     result = alice.json("sync")
     assert result["ok"] and ref in result["pushed"]["origin"]
     [replaced] = result["replaced"]
@@ -178,7 +178,7 @@ def test_quarantined_lessons_stop_being_listed_at_once(fleet: Fleet, bare_remote
     propose(twin, "Never regenerate the stubs", evidence=["file:api.proto"])  # the same seq, other bytes
     mirror = make_bare("mirror.git")
     twin.git("remote", "add", "mirror", str(mirror))
-    twin.git("push", "--quiet", "mirror", f"refs/hive/logs/{bob.id}/project")
+    twin.git("push", "--quiet", "mirror", f"refs/hive/logs/{bob.id}/{bob.project_log}")
     alice.git("remote", "add", "mirror", str(mirror))
     alice.git("config", "--add", "remote.mirror.fetch", "+refs/hive/*:refs/hive-remotes/mirror/*")
     alice.ok("sync", "--remote", "mirror")

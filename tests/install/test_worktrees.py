@@ -104,7 +104,7 @@ def test_the_project_id_cache_is_one_per_repository(tmp_path: Path, bare_remote:
     home.mkdir()
     clone = fixtures.clone(bare_remote, tmp_path / "clone")
     main = Machine("laptop", home, clone)
-    main.ok("init", "--person", "alice")
+    main.decided("init", "--person", "alice")
     wt = _worktree(clone, tmp_path / "wt", "side")
     here = Machine("laptop", home, wt)
     view = here.json("team")

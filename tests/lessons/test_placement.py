@@ -11,14 +11,6 @@ from testing.machines import Fleet, Machine
 from tests.lessons.conftest import share_file
 
 
-def _project_log(machine: Machine) -> str:
-    """The log a machine's project lessons of its clone go to: one per (author, project)."""
-    from gitive.core.records import project_log
-    from gitive.team.hive import open_hive
-
-    return project_log(open_hive(machine.clone).project_id)
-
-
 def _blobs_with(repo: Path, text: str) -> list[str]:
     return [oid for oid, data in reachable_blobs(repo).items() if text.encode() in data]
 
@@ -35,7 +27,7 @@ def test_a_personal_lesson_never_reaches_the_remote(founder: Machine, bare_remot
     shared = propose(a, "The project lesson next to it is shared")
     a.ok("sync")
 
-    assert f"{a.id}/{_project_log(a)}" in _logs(bare_remote)  # sync did push, just not the personal lesson
+    assert f"{a.id}/{a.project_log}" in _logs(bare_remote)  # sync did push, just not the personal lesson
     assert f"{a.id}/personal" not in _logs(bare_remote)
     assert not [name for name in fixtures.ref_tips(bare_remote) if "personal" in name]
     assert _blobs_with(bare_remote, secret) == []
@@ -76,7 +68,7 @@ def test_a_project_lesson_stays_out_of_the_project_remote_with_project_store_tea
     assert _logs(bare_remote) == set()  # the project's own remote holds no gitive log at all
     assert _blobs_with(bare_remote, text) == []
     assert not [n for n in fixtures.ref_tips(bare_remote) if n.startswith("refs/hive")]
-    assert {f"{a.id}/{_project_log(a)}", f"{a.id}/team", f"{a.id}/roster"} <= _logs(team_remote)
+    assert {f"{a.id}/{a.project_log}", f"{a.id}/team", f"{a.id}/roster"} <= _logs(team_remote)
     assert _blobs_with(team_remote, text)
     assert _blobs_with(team_remote, "Team-wide: we release on Tuesdays")
     shown = a.json("lessons", "show", lesson)
