@@ -134,10 +134,12 @@ def main(argv: list[str] | None = None) -> int:
     c.hermetic_git(args.cache / "env")
     labelled = args.cache / f"recall-v{recall.FORMAT_VERSION}-labelled"
     scale = args.cache / f"recall-v{recall.FORMAT_VERSION}-scale-{args.total}"
+    data = recall.load(recall.DATA)
     with c.step(f"labelled hive ({labelled})"):
-        recall.load_or_build(labelled, lambda: recall.build_labelled(labelled), False)
+        recall.load_or_build(labelled, lambda: recall.build_labelled(labelled, data), False, data["digest"])
     with c.step(f"scale hive ({scale})"):
-        meta = recall.load_or_build(scale, lambda: recall.build_scale(labelled, scale, args.total), False)
+        meta = recall.load_or_build(scale, lambda: recall.build_scale(labelled, scale, data, args.total, False),
+                                    False, data["digest"])
     work, home = scale / "work", scale / "home"
     gitive = Path(sys.executable).with_name("gitive")
     env = {**os.environ, "GITIVE_HOME": str(home)}
