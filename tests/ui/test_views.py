@@ -37,6 +37,8 @@ def test_every_view_renders_the_team(shared: tuple[Team, Server], browser: Any, 
     overlapping = browser.find_elements(By.CSS_SELECTOR, "table.sessions tr.overlapping")
     assert len(overlapping) == 2  # alice and bob both modify src/app.py
     assert "src/app.py" in browser.find_element(By.ID, "overlaps").text
+    spans = browser.find_elements(By.CSS_SELECTOR, "#presence-timeline svg rect.span")
+    assert len(spans) == 3 and all(float(r.get_attribute("width")) > 0 for r in spans)
     people = _texts(browser, "table.people tbody tr")
     assert {p.split()[0] for p in people} == {"alice", "anchor", "bob", "carol"}
 
@@ -61,6 +63,7 @@ def test_every_view_renders_the_team(shared: tuple[Team, Server], browser: Any, 
     browser.save_screenshot(str(artifacts / "health.png"))
     assert "No problems found" in browser.find_element(By.ID, "doctor").text
     assert browser.find_elements(By.CSS_SELECTOR, "table.rounds tbody tr")
+    assert browser.find_elements(By.CSS_SELECTOR, "#sync-latency svg rect.bar")  # teammates' entries arriving
 
     _open(browser, server, "/obligations")
     browser.save_screenshot(str(artifacts / "obligations.png"))
