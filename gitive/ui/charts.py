@@ -12,6 +12,7 @@ from typing import NamedTuple
 from gitive.ui.html import h, table
 
 W, H, PAD_L, PAD_B, PAD_T = 960, 150, 44, 22, 10
+ROW_H, LABEL_W = 22, 170  # rows of timelines: height, and the width of their labels
 
 
 class Bar(NamedTuple):
@@ -71,26 +72,32 @@ def bars(chart_id: str, title: str, unit: str, data: Sequence[Bar], *, limit: fl
     return _figure(chart_id, title, parts, table(title, ("when", unit, "note"), rows, cls="data"))
 
 
+def _rows(names: list[str], *, grid: bool = False) -> tuple[list[str], int]:
+    """The frame of a chart with one labelled row per name: its parts so far, and its height."""
+    height = PAD_T + ROW_H * len(names) + PAD_B
+    parts = [f'<line class="axis" x1="{LABEL_W}" y1="{height - PAD_B}" x2="{W - 8}" y2="{height - PAD_B}"/>']
+    for i, name in enumerate(names):
+        y = PAD_T + i * ROW_H
+        parts.append(f'<text class="tick" x="{LABEL_W - 6}" y="{y + 15}" text-anchor="end">{h(name[:28])}</text>')
+        if grid:
+            parts.append(f'<line class="grid" x1="{LABEL_W}" y1="{y + 11}" x2="{W - 8}" y2="{y + 11}"/>')
+    return parts, height
+
+
 def marks(chart_id: str, title: str, points: Sequence[Mark], since: int, until: int) -> str:
     """One row per distinct ``Mark.row``, each mark a dot at its time between ``since`` and ``until``."""
     shown = [p for p in points if since <= p.at <= until]
     if not shown or until <= since:
         return ""
     rows = sorted(dict.fromkeys(p.row for p in shown))
-    row_h, label_w = 22, 170
-    height = PAD_T + row_h * len(rows) + PAD_B
-    scale = (W - label_w - 12) / (until - since)
-    parts = [f'<line class="axis" x1="{label_w}" y1="{height - PAD_B}" x2="{W - 8}" y2="{height - PAD_B}"/>']
-    for i, name in enumerate(rows):
-        y = PAD_T + i * row_h
-        parts.append(f'<text class="tick" x="{label_w - 6}" y="{y + 15}" text-anchor="end">{h(name[:28])}</text>'
-                     f'<line class="grid" x1="{label_w}" y1="{y + 11}" x2="{W - 8}" y2="{y + 11}"/>')
+    parts, height = _rows(rows, grid=True)
+    scale = (W - LABEL_W - 12) / (until - since)
     for p in shown:
-        y = PAD_T + rows.index(p.row) * row_h + 11
-        parts.append(f'<circle class="mark {h(p.cls)}" cx="{label_w + (p.at - since) * scale:.1f}" cy="{y}" r="5">'
+        y = PAD_T + rows.index(p.row) * ROW_H + 11
+        parts.append(f'<circle class="mark {h(p.cls)}" cx="{LABEL_W + (p.at - since) * scale:.1f}" cy="{y}" r="5">'
                      f"<title>{h(p.tip)}</title></circle>")
     days = (until - since) / 86_400_000
-    parts.append(f'<text class="tick" x="{label_w}" y="{height - 6}">{days:.0f} d ago</text>')
+    parts.append(f'<text class="tick" x="{LABEL_W}" y="{height - 6}">{days:.0f} d ago</text>')
     parts.append(f'<text class="tick" x="{W - 8}" y="{height - 6}" text-anchor="end">now</text>')
     rows_html = [(h(p.row), h(p.cls), h(p.tip)) for p in sorted(shown, key=lambda p: p.at, reverse=True)]
     return _figure(chart_id, title, parts, table(title, ("who", "what", "detail"), rows_html, cls="data"), height)
@@ -101,13 +108,9 @@ def timeline(chart_id: str, title: str, spans: Sequence[Span], since: int, until
     if not spans or until <= since:
         return ""
     rows = list(dict.fromkeys(s.row for s in spans))
-    row_h, label_w = 22, 170
-    height = PAD_T + row_h * len(rows) + PAD_B
+    parts, height = _rows(rows)
+    row_h, label_w = ROW_H, LABEL_W
     scale = (W - label_w - 8) / (until - since)
-    parts = [f'<line class="axis" x1="{label_w}" y1="{height - PAD_B}" x2="{W - 8}" y2="{height - PAD_B}"/>']
-    for i, name in enumerate(rows):
-        y = PAD_T + i * row_h
-        parts.append(f'<text class="tick" x="{label_w - 6}" y="{y + 15}" text-anchor="end">{h(name[:28])}</text>')
     for s in spans:
         start, end = max(s.start, since), min(max(s.end, s.start), until)
         if end < since or start > until:
