@@ -8,9 +8,12 @@ What it does: takes ``recall.py``'s scale hive (303 labelled lessons plus synthe
 written through the real propose/review path and cached under ``$TMPDIR/gitive-bench``; built if missing,
 which takes minutes), starts the real ``gitive ui --json`` in it, and then, in the same run:
 
-- baseline: ``/favicon.ico`` on the same server (loopback, guard, routing, no view): time to first byte;
+- baselines: ``/favicon.ico`` on the same server (loopback, guard, routing, no view): time to first byte;
+  and the raw SQL a Memory page cannot do without (lesson counts per state and the 50 newest lessons, no
+  admission check, no bodies), on a read-only connection in this process;
 - the Memory view (``/memory``: counts, review queue, 50 newest verified lessons with stale-evidence checks,
-  citations per day) and a search (``/memory?q=…``): the server's own time (its ``Server-Timing`` header)
+  citations per day), a deep page of it (``/memory?page=100``) and a search (``/memory?q=…``): the server's
+  own time (its ``Server-Timing`` header)
   and, from a client on a fresh connection each time, time to first byte and full load;
 - in Debian's headless Chromium when installed: Navigation Timing of ``/memory`` (first byte and the load
   event, styles and script included);
@@ -27,6 +30,7 @@ import http.client
 import json
 import os
 import signal
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -112,11 +116,30 @@ def _browser(port: int, token: str, runs: int, profile: Path) -> dict[str, list[
         context.__exit__(None, None, None)
 
 
-def _line(label: str, values: list[float], baseline: float | None = None, target: float | None = None) -> str:
+def _raw_sql(index: Path, runs: int) -> list[float]:
+    """ms of the raw queries under a Memory page: counts per state, the 50 newest lessons (no admission)."""
+    conn = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
+    out = []
+    try:
+        for _ in range(runs + 1):
+            start = time.perf_counter()
+            conn.execute("SELECT state, COUNT(*) FROM lesson_status GROUP BY state").fetchall()
+            conn.execute("SELECT l.id, l.kind, l.tags, l.evidence, l.at FROM lessons l JOIN lesson_status s "
+                         "ON s.lesson = l.id WHERE s.state = 'verified' ORDER BY l.at DESC LIMIT 50").fetchall()
+            out.append((time.perf_counter() - start) * 1000)
+    finally:
+        conn.close()
+    return out[1:]
+
+
+def _line(label: str, values: list[float], baseline: float | None = None, target: float | None = None,
+          sql: float | None = None) -> str:
     p50 = statistics.median(values)
     text = f"  {label:<38} p50 {p50:7.1f} ms  p95 {_pct(values, 0.95):7.1f} ms"
     if baseline:
         text += f"  = {p50 / baseline:5.1f}x the bare request"
+    if sql:
+        text += f", {p50 / sql:4.1f}x the raw SQL"
     if target is not None:
         text += f"  (target p50 <= {target:g} ms: {c.target(p50 <= target)})"
     return text
@@ -134,10 +157,12 @@ def main(argv: list[str] | None = None) -> int:
     c.hermetic_git(args.cache / "env")
     labelled = args.cache / f"recall-v{recall.FORMAT_VERSION}-labelled"
     scale = args.cache / f"recall-v{recall.FORMAT_VERSION}-scale-{args.total}"
+    data = recall.load(recall.DATA)
     with c.step(f"labelled hive ({labelled})"):
-        recall.load_or_build(labelled, lambda: recall.build_labelled(labelled), False)
+        recall.load_or_build(labelled, lambda: recall.build_labelled(labelled, data), False, data["digest"])
     with c.step(f"scale hive ({scale})"):
-        meta = recall.load_or_build(scale, lambda: recall.build_scale(labelled, scale, args.total), False)
+        meta = recall.load_or_build(scale, lambda: recall.build_scale(labelled, scale, data, args.total, False),
+                                    False, data["digest"])
     work, home = scale / "work", scale / "home"
     gitive = Path(sys.executable).with_name("gitive")
     env = {**os.environ, "GITIVE_HOME": str(home)}
@@ -151,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         idle = _rss(proc.pid)["VmRSS"]
         bare = _measure(port, token, "/favicon.ico", args.runs)
         memory = _measure(port, token, "/memory", args.runs)
+        deep = _measure(port, token, "/memory?page=100", args.runs)
+        raw = _raw_sql(work / ".git" / "gitive" / "index.sqlite", args.runs)
         search = _measure(port, token, f"/memory?q={QUERY.replace(' ', '+')}&proposed=1", args.runs)
         as_json = _measure(port, token, "/health", args.runs)
         with c.step("chromium"):
@@ -162,10 +189,13 @@ def main(argv: list[str] | None = None) -> int:
 
     base = statistics.median(bare["first"])
     print(f"gitive ui benchmark: Memory view at {meta['lessons']:,} lessons; {c.load()}")
-    print(f"baseline: /favicon.ico on the same server, first byte p50 {base:.1f} ms ({args.runs} runs each)")
-    print(_line("Memory view, server time", memory["server"], base, TARGET_SERVER_MS))
+    sql = statistics.median(raw)
+    print(f"baselines: /favicon.ico on the same server, first byte p50 {base:.1f} ms; raw SQL of a Memory page "
+          f"(counts per state + 50 newest, no admission, no bodies) p50 {sql:.1f} ms ({args.runs} runs each)")
+    print(_line("Memory view, server time", memory["server"], base, TARGET_SERVER_MS, sql))
     print(_line("Memory view, first byte (client)", memory["first"], base))
     print(_line(f"Memory view, full load ({memory['bytes'] // 1024} KiB)", memory["full"], base))
+    print(_line("Memory page 100 (lessons 4,951-5,000)", deep["server"], base, None, sql))
     print(_line("Memory search, server time", search["server"], base))
     print(_line("Memory search, full load", search["full"], base))
     print(_line("Health view, server time", as_json["server"], base))
@@ -175,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print("  Chromium: not installed (apt-get install chromium chromium-driver); browser figures skipped")
     growth = after["VmRSS"] / idle
-    print(f"  server memory: idle {c.mib(idle)}, after {4 * (args.runs + 1)} requests {c.mib(after['VmRSS'])} "
+    print(f"  server memory: idle {c.mib(idle)}, after {5 * (args.runs + 1)} requests {c.mib(after['VmRSS'])} "
           f"= {growth:.2f}x idle (target <= {TARGET_MEMORY_GROWTH}x: {c.target(growth <= TARGET_MEMORY_GROWTH)}), "
           f"peak {c.mib(after['VmHWM'])}")
     return 0

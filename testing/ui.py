@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -35,6 +35,7 @@ class Team:
     remote: Path
     machines: list[Machine]
     lessons: dict[str, str]
+    obligations: dict[str, str] = field(default_factory=dict)  # section -> the obligation's id
 
 
 @dataclass

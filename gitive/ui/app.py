@@ -43,8 +43,10 @@ class View(NamedTuple):
 
 
 def _memory(hive: Hive, conn: sqlite3.Connection, now: int, p: Params) -> dict[str, Any]:
+    page = p.get("page", "1")
     return memory.collect(hive, conn, now, query=p.get("q", ""), files=p.get("files", "").split(),
-                          proposed=p.get("proposed") in ("1", "on", "true"))
+                          proposed=p.get("proposed") in ("1", "on", "true"),
+                          page=int(page) if page.isdigit() and len(page) < 9 else 1)
 
 
 VIEWS: dict[str, View] = {

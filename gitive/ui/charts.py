@@ -12,12 +12,20 @@ from typing import NamedTuple
 from gitive.ui.html import h, table
 
 W, H, PAD_L, PAD_B, PAD_T = 960, 150, 44, 22, 10
+ROW_H, LABEL_W = 22, 170  # rows of timelines: height, and the width of their labels
 
 
 class Bar(NamedTuple):
     label: str  # shown under the bar (sparsely) and in the tooltip
     value: float
     extra: str = ""  # more tooltip text
+
+
+class Mark(NamedTuple):
+    row: str
+    at: int
+    cls: str  # css class, e.g. the gate's branch
+    tip: str
 
 
 class Span(NamedTuple):
@@ -31,11 +39,13 @@ def _fmt(value: float) -> str:
     return f"{value:.0f}" if value >= 10 or value == int(value) else f"{value:.1f}"
 
 
-def bars(chart_id: str, title: str, unit: str, data: Sequence[Bar]) -> str:
-    """A bar chart of ``data`` in order (oldest first), y axis from zero to the largest value."""
+def bars(chart_id: str, title: str, unit: str, data: Sequence[Bar], *, limit: float | None = None,
+         limit_label: str = "") -> str:
+    """A bar chart of ``data`` in order (oldest first), y axis from zero to the largest value (or ``limit``,
+    drawn as a dashed line labelled ``limit_label``; bars above it are marked ``over``)."""
     if not data:
         return ""
-    top = max((b.value for b in data), default=0) or 1
+    top = max([b.value for b in data] + [limit or 0]) or 1
     inner_w, inner_h = W - PAD_L - 4, H - PAD_B - PAD_T
     step = inner_w / len(data)
     every = max(1, len(data) // 8)
@@ -46,13 +56,51 @@ def bars(chart_id: str, title: str, unit: str, data: Sequence[Bar]) -> str:
         bh = inner_h * (b.value / top)
         x = PAD_L + i * step
         tip = f"{b.label}: {_fmt(b.value)} {unit}" + (f" ({b.extra})" if b.extra else "")
-        parts.append(f'<rect class="bar" x="{x + step * 0.12:.1f}" y="{H - PAD_B - bh:.1f}" '
+        over = " over" if limit is not None and b.value > limit else ""
+        parts.append(f'<rect class="bar{over}" x="{x + step * 0.12:.1f}" y="{H - PAD_B - bh:.1f}" '
                      f'width="{max(step * 0.76, 1):.1f}" height="{bh:.1f}"><title>{h(tip)}</title></rect>')
         if i % every == 0:
             parts.append(f'<text class="tick" x="{x + step / 2:.1f}" y="{H - 6}" text-anchor="middle">'
                          f"{h(b.label)}</text>")
+    if limit is not None:
+        y = H - PAD_B - inner_h * (limit / top)
+        parts.append(f'<line class="limit" x1="{PAD_L}" y1="{y:.1f}" x2="{W - 4}" y2="{y:.1f}"/>'
+                     f'<text class="tick limit-label" x="{W - 6}" y="{y - 4 if y > PAD_T + 12 else y + 13:.1f}" '
+                     f'text-anchor="end">'
+                     f"{h(limit_label or _fmt(limit))}</text>")
     rows = [(h(b.label), h(_fmt(b.value)), h(b.extra)) for b in data]
     return _figure(chart_id, title, parts, table(title, ("when", unit, "note"), rows, cls="data"))
+
+
+def _rows(names: list[str], *, grid: bool = False) -> tuple[list[str], int]:
+    """The frame of a chart with one labelled row per name: its parts so far, and its height."""
+    height = PAD_T + ROW_H * len(names) + PAD_B
+    parts = [f'<line class="axis" x1="{LABEL_W}" y1="{height - PAD_B}" x2="{W - 8}" y2="{height - PAD_B}"/>']
+    for i, name in enumerate(names):
+        y = PAD_T + i * ROW_H
+        parts.append(f'<text class="tick" x="{LABEL_W - 6}" y="{y + 15}" text-anchor="end">{h(name[:28])}</text>')
+        if grid:
+            parts.append(f'<line class="grid" x1="{LABEL_W}" y1="{y + 11}" x2="{W - 8}" y2="{y + 11}"/>')
+    return parts, height
+
+
+def marks(chart_id: str, title: str, points: Sequence[Mark], since: int, until: int) -> str:
+    """One row per distinct ``Mark.row``, each mark a dot at its time between ``since`` and ``until``."""
+    shown = [p for p in points if since <= p.at <= until]
+    if not shown or until <= since:
+        return ""
+    rows = sorted(dict.fromkeys(p.row for p in shown))
+    parts, height = _rows(rows, grid=True)
+    scale = (W - LABEL_W - 12) / (until - since)
+    for p in shown:
+        y = PAD_T + rows.index(p.row) * ROW_H + 11
+        parts.append(f'<circle class="mark {h(p.cls)}" cx="{LABEL_W + (p.at - since) * scale:.1f}" cy="{y}" r="5">'
+                     f"<title>{h(p.tip)}</title></circle>")
+    days = (until - since) / 86_400_000
+    parts.append(f'<text class="tick" x="{LABEL_W}" y="{height - 6}">{days:.0f} d ago</text>')
+    parts.append(f'<text class="tick" x="{W - 8}" y="{height - 6}" text-anchor="end">now</text>')
+    rows_html = [(h(p.row), h(p.cls), h(p.tip)) for p in sorted(shown, key=lambda p: p.at, reverse=True)]
+    return _figure(chart_id, title, parts, table(title, ("who", "what", "detail"), rows_html, cls="data"), height)
 
 
 def timeline(chart_id: str, title: str, spans: Sequence[Span], since: int, until: int) -> str:
@@ -60,13 +108,9 @@ def timeline(chart_id: str, title: str, spans: Sequence[Span], since: int, until
     if not spans or until <= since:
         return ""
     rows = list(dict.fromkeys(s.row for s in spans))
-    row_h, label_w = 22, 170
-    height = PAD_T + row_h * len(rows) + PAD_B
+    parts, height = _rows(rows)
+    row_h, label_w = ROW_H, LABEL_W
     scale = (W - label_w - 8) / (until - since)
-    parts = [f'<line class="axis" x1="{label_w}" y1="{height - PAD_B}" x2="{W - 8}" y2="{height - PAD_B}"/>']
-    for i, name in enumerate(rows):
-        y = PAD_T + i * row_h
-        parts.append(f'<text class="tick" x="{label_w - 6}" y="{y + 15}" text-anchor="end">{h(name[:28])}</text>')
     for s in spans:
         start, end = max(s.start, since), min(max(s.end, s.start), until)
         if end < since or start > until:

@@ -1,6 +1,8 @@
-"""Fixtures for dashboard tests: a team of three machines around a bare remote, with lessons in every state
-worth showing, live sessions (two of them editing one file), a citation and sync history; `gitive ui` as a
-real process on a copy of it; and a real headless Chromium driven through Selenium.
+"""Fixtures for dashboard tests: a team of three machines and an anchor around a bare remote, with lessons in
+every state worth showing, live sessions (two of them editing one file), a citation, sync history,
+obligations in every section (fired late, past its deadline, lapsing, open, unverifiable) and the gate's
+ledger (alice live, bob and carol in shadow); `gitive ui` as a real process on a copy of it; and a real
+headless Chromium driven through Selenium.
 
 The team is built once per session through the real CLI and hooks (about ten seconds), and each test gets
 a fresh copy (``testing.live.copy_team``), so a test that changes the team changes only its own copy.
@@ -16,24 +18,67 @@ from typing import Any
 
 import pytest
 
+from testing import anchor as anchoring
 from testing import fixtures, live
 from testing import ui as ui_testing
 from testing.lessons import confirmed, propose
 from testing.machines import Fleet, Machine
 
-NAMES = ["a", "b", "c"]
+NAMES = ["a", "b", "c", "anchor"]
+DAY = 86_400_000
 APP = "src/app.py"
 LESSONS = {
     "verified": "Run make gen after editing api.proto or the client drifts",
     "proposed": "The payments test flakes when the clock crosses midnight UTC",
     "carol": "Prefer the staging database for load tests, never production",
 }
+OWED = {  # what each obligation's action says; the keys name the section the dashboard puts it in
+    "fired": "remove the grace period",
+    "late": "send the release notes",
+    "lapsing": "rotate the staging token",
+    "open": "update the runbook",
+    "unknown": "tell bob the tests pass",
+}
+
+
+def _date(ms: int) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%d", time.gmtime(ms / 1000))
+
+
+def _obligations(a: Machine, b: Machine, c: Machine, box: Machine) -> dict[str, str]:
+    """One obligation per section; the anchor's run fires the merged one (late: it ran after the merge), the
+    past deadline and the lapsing expiry, and the gate decides the three items (alice is live)."""
+    from gitive.core.clock import now_ms
+
+    now = now_ms()
+    a.decided("prefs", "set", "--budget", "3")
+    a.decided("gate", "live")
+    anchoring.push_branch(a, "auth-rotation")
+    ids = {"fired": anchoring.owe(b, anchoring.MERGED.format(branch="auth-rotation"), OWED["fired"],
+                                  "--to", "alice")["id"],
+           "late": anchoring.owe(a, anchoring.MERGED.format(branch="release-2"), OWED["late"], "--deadline",
+                                 _date(now - 2 * DAY), env={"GITIVE_NOW_MS": str(now - 2 * DAY - 3_600_000)})["id"],
+           "lapsing": anchoring.owe(c, anchoring.MERGED.format(branch="staging"), OWED["lapsing"],
+                                    "--expires", "20h")["id"],
+           "open": anchoring.owe(c, anchoring.MERGED.format(branch="docs-refresh"), OWED["open"], "--deadline",
+                                 _date(now + 3 * DAY), "--file", "docs/runbook.md")["id"],
+           "unknown": anchoring.owe(a, 'e.event.action == "tool.completed"', OWED["unknown"], "--to", "bob")["id"]}
+    anchoring.merge(a, "auth-rotation")
+    box.ok("anchor", "run", "--once")
+    return ids
 
 
 def _build(base: Path) -> dict[str, Any]:
     fleet = Fleet(base)
     remote = fixtures.init_bare(base / live.REMOTE)
     a, b, c = fleet.team(remote, ("alice", "a"), ("bob", "b"), ("carol", "c"))
+    box = fleet.machine("anchor", remote)
+    box.ok("join", fleet.invite(a, "--anchor"), "--machine", "anchor")
+    for m in (a, b, c):
+        m.ok("sync")
+    box.ok("anchor", "run", "--once")  # its baseline
     fixtures.commit_file(a.clone, "api.proto", 'syntax = "proto3";\n', "add the api schema")
     fixtures.commit_file(a.clone, APP, "print('app')\n", "add the app")
     a.git("push", "--quiet", "origin", "main")
@@ -52,13 +97,14 @@ def _build(base: Path) -> dict[str, Any]:
         live.hook(m, "post-tool", live.edit(m, session, path))
     for m in (a, b, c):
         live.publish_and_sync(m)
+    obligations = _obligations(a, b, c, box)
     for m in (a, b, c):
         m.ok("sync")
         # The daemon's database names the repositories it served (this template's clones): a copy that kept
         # it would publish into the template. Presence is already in the refs; session names start afresh.
         for db in m.home.glob("daemon.sqlite*"):
             db.unlink()
-    return ids
+    return {"lessons": ids, "obligations": obligations}
 
 
 @pytest.fixture(scope="session")
@@ -79,7 +125,7 @@ def team(team_template: tuple[Path, dict[str, Any]]) -> Iterator[ui_testing.Team
     template, ids = team_template
     with live.short_fleet() as fleet:
         machines = live.copy_team(template, fleet.base, NAMES)
-        yield ui_testing.Team(fleet.base / live.REMOTE, machines, ids)
+        yield ui_testing.Team(fleet.base / live.REMOTE, machines, ids["lessons"], ids["obligations"])
 
 
 @pytest.fixture(scope="session")
@@ -91,7 +137,7 @@ def shared(team_template: tuple[Path, dict[str, Any]], tmp_path_factory: pytest.
         machines = live.copy_team(template, fleet.base, NAMES)
         server = ui_testing.Server.start(machines[0], tmp_path_factory.mktemp("ui") / "ui.log")
         try:
-            yield ui_testing.Team(fleet.base / live.REMOTE, machines, ids), server
+            yield ui_testing.Team(fleet.base / live.REMOTE, machines, ids["lessons"], ids["obligations"]), server
         finally:
             server.stop()
 

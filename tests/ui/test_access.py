@@ -38,6 +38,15 @@ def test_keyboard_reaches_every_view_search_and_rows(shared: tuple[Team, Server]
     WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "table.results"))
     _keys(browser, "3")  # typing in the search box never switches views; outside it, 3 does
     WebDriverWait(browser, 10).until(lambda d: d.current_url.endswith("/obligations"))
+    browser.find_element(By.TAG_NAME, "body").click()
+    _keys(browser, "j")
+    assert _active(browser).get_attribute("data-obligation")  # rows of every view are reachable by keys
+    _keys(browser, "4")
+    WebDriverWait(browser, 10).until(lambda d: d.current_url.endswith("/gate"))
+    browser.find_element(By.TAG_NAME, "body").click()
+    _keys(browser, "j")
+    assert _active(browser).get_attribute("data-person")
+    browser.back()
     browser.back()
     WebDriverWait(browser, 10).until(lambda d: "/memory" in d.current_url)
     browser.find_element(By.TAG_NAME, "body").click()
@@ -74,6 +83,10 @@ def test_dark_and_light_schemes_follow_the_system_and_the_switch(shared: tuple[T
         browser.refresh()
         assert _background(browser) == dark
         browser.save_screenshot(str(artifacts / "team-dark.png"))
+        browser.get(f"http://127.0.0.1:{server.port}/gate")
+        assert _background(browser) == dark
+        browser.save_screenshot(str(artifacts / "gate-dark.png"))
+        browser.get(f"http://127.0.0.1:{server.port}/team")
         browser.find_element(By.ID, "theme").click()
         assert _background(browser) == light
         browser.refresh()  # the choice is kept
@@ -103,3 +116,10 @@ def test_pages_read_without_javascript(shared: tuple[Team, Server], tmp_path: Pa
         browser.find_element(By.ID, "q").send_keys("make gen", Keys.ENTER)
         assert "make gen" in browser.find_element(By.CSS_SELECTOR, "table.results").text
         browser.save_screenshot(str(artifacts / "memory-no-js.png"))
+        browser.find_element(By.CSS_SELECTOR, 'nav a[href="/obligations"]').click()
+        fired = browser.find_element(By.CSS_SELECTOR, f'#fired tr[data-obligation="{team.obligations["fired"]}"]')
+        assert "remove the grace period" in fired.text
+        browser.find_element(By.CSS_SELECTOR, 'nav a[href="/gate"]').click()
+        assert len(browser.find_elements(By.CSS_SELECTOR, "table.ledger tbody tr")) == 3
+        assert browser.find_element(By.CSS_SELECTOR, "#interruptions-alice svg")
+        browser.save_screenshot(str(artifacts / "gate-no-js.png"))

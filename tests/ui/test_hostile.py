@@ -19,7 +19,7 @@ HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2
 
 
 def test_hostile_lesson_text_is_shown_as_text(team: Team, serve: Any, browser: Any, artifacts: Path) -> None:
-    a, b, _ = team.machines
+    a, b, *_ = team.machines
     lesson = propose(b, HOSTILE)
     b.ok("sync")
     a.ok("sync")
@@ -34,7 +34,7 @@ def test_hostile_lesson_text_is_shown_as_text(team: Team, serve: Any, browser: A
 
 
 def test_equivocation_and_strangers_show_on_health_not_as_activity(team: Team, serve: Any, tmp_path: Path) -> None:
-    a, b, _ = team.machines
+    a, b, *_ = team.machines
     # bob's key copied to a second machine: both sign the next seq of bob's team log
     twin = Machine("b-copy", b.home, tmp_path / "b-copy")
     shutil.copytree(b.clone, twin.clone)

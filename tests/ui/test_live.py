@@ -1,7 +1,8 @@
 """Live pages: a change made on another machine reaches an open page through server-sent events, no reload.
 
-Alice's daemon (a real background process) syncs every second; bob proposes a lesson and carol starts a new
-session on their own machines and push. The page in the browser must show both without being reloaded.
+Alice's daemon (a real background process) syncs every second; on their own machines bob proposes a lesson,
+carol starts a new session, and carol records an obligation (`gitive owe` signs and pushes it). The page in the
+browser must show each without being reloaded.
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from typing import Any
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+from testing import anchor as anchoring
 from testing import live
 from testing.lessons import propose
 from testing.ui import Team
 
 NEW_LESSON = "Pin the protobuf compiler version in CI or generated code churns"
+NEW_OBLIGATION = "announce feature z in the changelog"
 
 
 def _main_text(browser: Any) -> str:
@@ -24,7 +27,7 @@ def _main_text(browser: Any) -> str:
 
 
 def test_a_teammates_change_appears_without_a_reload(team: Team, serve: Any, browser: Any, artifacts: Path) -> None:
-    a, b, c = team.machines
+    a, b, c, _ = team.machines
     server = serve(a)
     with live.real_daemon(a, interval=1.0):
         browser.get(server.url.replace("/?", "/memory?"))
@@ -48,3 +51,14 @@ def test_a_teammates_change_appears_without_a_reload(team: Team, serve: Any, bro
         WebDriverWait(browser, 30, 0.2).until(lambda d: "docs/notes.md" in _main_text(d))
         assert browser.execute_script("return window.__notReloaded;") == 43
         browser.save_screenshot(str(artifacts / "team-after-update.png"))
+
+        browser.find_element(By.CSS_SELECTOR, 'nav a[href="/obligations"]').click()
+        WebDriverWait(browser, 10).until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-live") == "1")
+        browser.execute_script("window.__notReloaded = 44;")
+        owed = anchoring.owe(c, anchoring.MERGED.format(branch="feature-z"), NEW_OBLIGATION, "--to", "alice")
+        WebDriverWait(browser, 30, 0.2).until(
+            lambda d: d.find_elements(By.CSS_SELECTOR, f'#open tr[data-obligation="{owed["id"]}"]'))
+        row = browser.find_element(By.CSS_SELECTOR, f'tr[data-obligation="{owed["id"]}"]').text
+        assert NEW_OBLIGATION in row and "carol → alice" in row and "false" in row
+        assert browser.execute_script("return window.__notReloaded;") == 44
+        browser.save_screenshot(str(artifacts / "obligations-after-update.png"))

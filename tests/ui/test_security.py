@@ -155,7 +155,8 @@ def _home_files(machine: Machine) -> dict[str, tuple[int, int]]:
 def _crawl(server: Server, lessons: dict[str, str]) -> set[str]:
     """Every page reachable by links from every view, as HTML, fragment and JSON, plus searches and assets."""
     todo = ["/team", "/memory", "/obligations", "/gate", "/health", "/memory?q=make+gen+proto&proposed=1",
-            "/memory?q=&files=api.proto", "/memory?q=%22NEAR%28%29%20*", *(f"/lessons/{i}" for i in lessons.values()),
+            "/memory?q=&files=api.proto", "/memory?q=%22NEAR%28%29%20*", "/memory?page=2", "/memory?page=x",
+            "/memory?page=99999999999999999999", *(f"/lessons/{i}" for i in lessons.values()),
             "/lessons/" + "0" * 64, "/static/app.js", "/static/style.css", "/favicon.ico", "/nowhere"]
     seen: set[str] = set()
     while todo and len(seen) < 300:

@@ -8,6 +8,7 @@ from typing import Any
 from selenium.webdriver.common.by import By
 
 from testing.ui import Server, Team
+from tests.ui.conftest import OWED
 
 
 def _open(browser: Any, server: Any, path: str) -> None:
@@ -36,8 +37,10 @@ def test_every_view_renders_the_team(shared: tuple[Team, Server], browser: Any, 
     overlapping = browser.find_elements(By.CSS_SELECTOR, "table.sessions tr.overlapping")
     assert len(overlapping) == 2  # alice and bob both modify src/app.py
     assert "src/app.py" in browser.find_element(By.ID, "overlaps").text
+    spans = browser.find_elements(By.CSS_SELECTOR, "#presence-timeline svg rect.span")
+    assert len(spans) == 3 and all(float(r.get_attribute("width")) > 0 for r in spans)
     people = _texts(browser, "table.people tbody tr")
-    assert {p.split()[0] for p in people} == {"alice", "bob", "carol"}
+    assert {p.split()[0] for p in people} == {"alice", "anchor", "bob", "carol"}
 
     _open(browser, server, "/memory")
     browser.save_screenshot(str(artifacts / "memory.png"))
@@ -60,8 +63,37 @@ def test_every_view_renders_the_team(shared: tuple[Team, Server], browser: Any, 
     browser.save_screenshot(str(artifacts / "health.png"))
     assert "No problems found" in browser.find_element(By.ID, "doctor").text
     assert browser.find_elements(By.CSS_SELECTOR, "table.rounds tbody tr")
+    assert browser.find_elements(By.CSS_SELECTOR, "#sync-latency svg rect.bar")  # teammates' entries arriving
 
-    for view in ("obligations", "gate"):
-        _open(browser, server, f"/{view}")
-        browser.save_screenshot(str(artifacts / f"{view}.png"))
-        assert "not enabled on this team" in browser.find_element(By.TAG_NAME, "main").text
+    _open(browser, server, "/obligations")
+    browser.save_screenshot(str(artifacts / "obligations.png"))
+    for section, ident in team.obligations.items():
+        row = browser.find_element(By.CSS_SELECTOR, f'tr[data-obligation="{ident}"]')
+        where = "open" if section == "unknown" else section
+        assert row.find_element(By.XPATH, "ancestor::section").get_attribute("id") == where, section
+        assert OWED[section] in row.text and ident[:12] in row.text
+    fired = browser.find_element(By.CSS_SELECTOR, f'tr[data-obligation="{team.obligations["fired"]}"]')
+    assert "bob → alice" in fired.text and "auth-rotation" in fired.text and "true" in fired.text
+    assert "condition fired" in fired.text and "late" in fired.text
+    unknown = browser.find_element(By.CSS_SELECTOR, f'tr[data-obligation="{team.obligations["unknown"]}"]')
+    assert "unknown" in unknown.text and "never reaches an anchor" in unknown.text
+    late = browser.find_element(By.CSS_SELECTOR, f'tr[data-obligation="{team.obligations["late"]}"]')
+    assert "past-due" in late.text and "d ago" in late.text
+    assert not browser.find_elements(By.ID, "no-anchor")
+
+    _open(browser, server, "/gate")
+    browser.save_screenshot(str(artifacts / "gate.png"))
+    people = {r.get_attribute("data-person"): r.text for r in
+              browser.find_elements(By.CSS_SELECTOR, "table.gate-people tbody tr")}
+    assert set(people) == {"alice", "bob", "carol"}
+    assert "live" in people["alice"] and "1 of 3" in people["alice"]
+    assert "shadow" in people["bob"] and "shadow" in people["carol"]
+    ledger = _texts(browser, "table.ledger tbody tr")
+    assert len(ledger) == 3 and any("carol" in r and "digest" in r for r in ledger)
+    assert all("gitive why " in r for r in ledger)
+    assert OWED["fired"] not in browser.find_element(By.TAG_NAME, "main").text  # the ledger is metadata only
+    chart = browser.find_element(By.CSS_SELECTOR, "#interruptions-alice svg")
+    assert chart.find_element(By.CSS_SELECTOR, ".limit") and len(chart.find_elements(By.CSS_SELECTOR, "rect.bar")) == 14
+    assert browser.find_elements(By.CSS_SELECTOR, "#ledger-timeline circle.mark")
+    carol = browser.find_elements(By.CSS_SELECTOR, "#interruptions-carol rect.bar")  # a digest interrupts nobody
+    assert len(carol) == 14 and {float(r.get_attribute("height")) for r in carol} == {0.0}

@@ -31,6 +31,9 @@
   }
   addCopyButtons(document);
 
+  // Rows say what they show by one of these attributes, so a refresh puts the focus back on the same row.
+  const ROW_KEYS = ["data-address", "data-lesson", "data-person", "data-obligation", "data-item"];
+
   // Live: on each change, fetch this page's main part again and swap it in, keeping what is being typed.
   let refreshing = false, again = false;
   async function refresh(version) {
@@ -43,7 +46,8 @@
         const keep = active && main.contains(active) && active.id ? { id: active.id, value: active.value,
           start: active.selectionStart, end: active.selectionEnd } : null;
         const focusedRow = active && active.closest && active.closest("tr[tabindex]");
-        const rowKey = focusedRow ? (focusedRow.dataset.address || focusedRow.dataset.lesson || focusedRow.dataset.person) : null;
+        const rowAttr = focusedRow ? ROW_KEYS.find(function (k) { return focusedRow.hasAttribute(k); }) : null;
+        const rowKey = rowAttr ? focusedRow.getAttribute(rowAttr) : null;
         main.innerHTML = await response.text();
         addCopyButtons(main);
         if (keep) {
@@ -51,8 +55,7 @@
           if (el) { if ("value" in el && keep.value !== undefined) el.value = keep.value; el.focus();
             if (keep.start != null && el.setSelectionRange) el.setSelectionRange(keep.start, keep.end); }
         } else if (rowKey) {
-          const row = main.querySelector('tr[data-address="' + CSS.escape(rowKey) + '"], tr[data-lesson="' +
-            CSS.escape(rowKey) + '"], tr[data-person="' + CSS.escape(rowKey) + '"]');
+          const row = main.querySelector("tr[" + rowAttr + '="' + CSS.escape(rowKey) + '"]');
           if (row) row.focus();
         }
         document.body.dataset.version = String(version);

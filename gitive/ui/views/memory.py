@@ -31,7 +31,7 @@ def _with_stale(hive: Hive, lessons: list[dict[str, Any]]) -> list[dict[str, Any
 
 
 def collect(hive: Hive, conn: sqlite3.Connection, now: int, *, query: str = "", files: list[str] | None = None,
-            proposed: bool = False) -> dict[str, Any]:
+            proposed: bool = False, page: int = 1) -> dict[str, Any]:
     files = [f for f in (files or []) if f]
     results = None
     if query.strip() or files:
@@ -40,12 +40,17 @@ def collect(hive: Hive, conn: sqlite3.Connection, now: int, *, query: str = "", 
     queue = _with_stale(hive, catalog.listing(conn, states=("proposed", "held"), limit=QUEUE))
     for lesson in queue:
         lesson["command"] = approve_command(lesson["id"])
-    verified = _with_stale(hive, catalog.listing(conn, states=("verified",), limit=LISTED))
+    counts = summary.counts(conn, now)
+    pages = max(1, -(-counts["verified"] // LISTED))
+    page = min(max(1, page), pages)
+    verified = _with_stale(hive, catalog.listing(conn, states=("verified",), limit=LISTED,
+                                                 offset=(page - 1) * LISTED))
     day = activity.DAY_MS
     cited = activity.per_day(conn, "citation", (now // day - CITED_DAYS + 1) * day, now + 1)
-    return {"view": "memory", "counts": summary.counts(conn, now), "search": {
+    return {"view": "memory", "counts": counts, "search": {
         "query": query, "files": files, "proposed": proposed, "results": results},
-        "review_queue": queue, "verified": verified, "cited_per_day": cited, "now": now}
+        "review_queue": queue, "verified": verified, "page": {"number": page, "of": pages, "size": LISTED},
+        "cited_per_day": cited, "now": now}
 
 
 def _lesson_cell(lesson: dict[str, Any]) -> str:
@@ -114,15 +119,32 @@ def render(data: dict[str, Any]) -> str:
     if verified:
         rows = [[_lesson_cell(v), h(v["author"]), h(v["reviewer"] or ""), _outcome(v), ago(v["at"], now)]
                 for v in verified]
-        out.append(table("Verified lessons, newest first", ("lesson", "by", "reviewed by", "outcome", "written"),
+        first = (data["page"]["number"] - 1) * data["page"]["size"] + 1
+        out.append(table(f"Verified lessons, newest first: {first:,}–{first + len(verified) - 1:,} of "
+                         f"{data['counts']['verified']:,}", ("lesson", "by", "reviewed by", "outcome", "written"),
                          rows, cls="rows verified",
                          row_attrs=[f'tabindex="0" data-lesson="{h(v["id"])}"' for v in verified]))
+        out.append(_pager(data["page"]))
     else:
         out.append(empty("No verified lessons yet", [
             "A lesson becomes verified when a person with review authority approves it. Agents recall only "
             "verified lessons unless asked for proposed ones."], ["gitive review"]))
     out.append("</section>")
     return "".join(out)
+
+
+def _pager(page: dict[str, Any]) -> str:
+    """Newer / older links for the verified list (plain links: they work without JavaScript)."""
+    n, last = page["number"], page["of"]
+    if last == 1:
+        return ""
+    links = []
+    if n > 1:
+        links.append(f'<a href="/memory?page={n - 1}#verified" rel="prev">← newer</a>')
+    links.append(f'<span class="muted">page {n} of {last:,}</span>')
+    if n < last:
+        links.append(f'<a href="/memory?page={n + 1}#verified" rel="next">older →</a>')
+    return '<nav class="pager" aria-label="Verified lessons pages">' + " ".join(links) + "</nav>"
 
 
 def collect_lesson(hive: Hive, conn: sqlite3.Connection, lesson: str, now: int) -> dict[str, Any]:

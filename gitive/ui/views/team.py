@@ -1,7 +1,8 @@
 """Team: people, machines, roles and last seen; live sessions from published presence; overlaps highlighted.
 
-Presence is read from the signed snapshots as published (this machine's own ref and teammates' fetched
-refs), the same verified directory `gitive who` reads, so the page never computes or publishes presence.
+Presence is read from the signed snapshots as published (this machine's own ref and teammates' fetched refs)
+through :mod:`gitive.team.presence`, the same verified directory `gitive who` reads, so the page never computes
+or publishes presence and never loads the daemon.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ import sqlite3
 from itertools import combinations
 from typing import Any
 
-from gitive.daemon import presence
 from gitive.index import activity, queries
+from gitive.team import presence
 from gitive.team.hive import Hive
 from gitive.ui import charts
 from gitive.ui.html import ago, badge, empty, h, short, stat, table
