@@ -27,7 +27,7 @@ from gitive.errors import GitiveError
 FILE = "anchor.yaml"
 DEFAULT_INTERVAL = 30.0
 DEFAULT_TIMEOUT = 10.0
-_KNOWN = {"interval", "watchers"}
+_KNOWN = {"interval", "watchers", "workers", "prepared"}  # workers, prepared: gitive/anchor/workers.py, settings.py
 _WATCHER_KEYS = {"command", "every", "timeout"}
 
 
@@ -48,6 +48,8 @@ class Config:
     interval: float = DEFAULT_INTERVAL
     watchers: tuple[Watcher, ...] = field(default_factory=tuple)
     path: Path | None = None
+    workers: dict[str, Any] = field(default_factory=dict)  # name -> gitive.anchor.workers.Worker
+    prepared: Any = None  # gitive.anchor.settings.Prepared (None: the defaults)
 
     @property
     def watcher_names(self) -> set[str]:
@@ -96,9 +98,13 @@ def load(path: Path | None = None) -> Config:
         raise ConfigError(f"{path} must be a mapping (interval:, watchers:)")
     unknown = set(data) - _KNOWN
     if unknown:
-        raise ConfigError(f"{path} has unknown keys {', '.join(sorted(map(str, unknown)))}; known: interval, watchers")
+        raise ConfigError(f"{path} has unknown keys {', '.join(sorted(map(str, unknown)))}; known: "
+                          f"{', '.join(sorted(_KNOWN))}")
     watchers = data.get("watchers") or {}
     if not isinstance(watchers, dict):
         raise ConfigError(f"{path}: `watchers` must map a name to its command")
+    from gitive.anchor import settings, workers
+
     return Config(_number(f"{path}: `interval`", data.get("interval", DEFAULT_INTERVAL), 1),
-                  tuple(_watcher(path, name, spec) for name, spec in watchers.items()), path)
+                  tuple(_watcher(path, name, spec) for name, spec in watchers.items()), path,
+                  workers.parse(path, data.get("workers")), settings.parse(path, data.get("prepared")))
