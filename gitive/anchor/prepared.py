@@ -131,6 +131,10 @@ def step(anchor: Anchor, index: sqlite3.Connection, gate: Gate | None, now: int,
     for outcome in work.finished():  # inline attempts finish inside the tick
         _record(ctx, found.get(outcome.task), outcome, tasks.progress(index))
     _presence(ctx, found)
+    if report.prepared:  # the gate reads what was just written (a draft waiting for review is its urgency)
+        from gitive.index.refresh import catch_up
+
+        catch_up(anchor.hive, index)
 
 
 def _write(ctx: Context, record: dict[str, Any]) -> dict[str, Any]:
@@ -205,7 +209,7 @@ def _record(ctx: Context, task: dict[str, Any] | None, outcome: drafting.Outcome
     if task is None:
         return
     steps = progress.get(task["id"], [])
-    if steps and steps[-1]["state"] != "running":
+    if any(s["attempt"] == outcome.attempt and s["state"] not in ("running", "stale") for s in steps):
         return  # recorded already (by this anchor before a crash, or by another)
     record = _write(ctx, outcome.record())
     what = _title(task)

@@ -189,7 +189,7 @@ def resolve(conn: sqlite3.Connection, text: str) -> dict[str, Any]:
 
 def base_for(hive: Hive, branch: str | None) -> tuple[str, str, str]:
     """(remote, branch, commit) a task starts from: ``branch`` (default: the one checked out) as the remote
-    last fetched it, so the anchor can check it out too.
+    has it (fetched now; as last fetched when the remote cannot be reached), so the anchor can check it out.
 
     Raises:
         GitiveError: no branch, no remote, or the remote does not have that branch.
@@ -206,6 +206,7 @@ def base_for(hive: Hive, branch: str | None) -> tuple[str, str, str]:
     if not remotes:
         raise GitiveError("this repository has no remote: the anchor works from what a remote has")
     for remote in remotes:
+        worktrees.fetch_ref(project, remote, f"refs/heads/{name}", f"refs/remotes/{remote}/{name}", timeout=60)
         commit = worktrees.tip(project, f"refs/remotes/{remote}/{name}")
         if commit:
             return remote, name, commit

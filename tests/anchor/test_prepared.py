@@ -91,3 +91,106 @@ def test_the_worker_gets_only_the_listed_secrets_and_its_log_shows_none(team: An
     records = json.dumps(prep.prepared_records(team.anchor))
     assert "s3cret-value-123" not in records
     assert prep.prepared_records(team.anchor)[-1]["state"] == "drafted"
+
+
+def _approve(machine: Any, task: dict[str, Any], *args: str) -> Any:
+    return machine.decided("review", "prepared", task["id"][:12], *args, "--json")
+
+
+def _gate_decisions(team: AnchoredTeam) -> list[dict[str, Any]]:
+    from gitive.store import logs, refs
+
+    return [e.body["record"] for e in logs.entries(team.anchor.repo, refs.log_ref(team.anchor.id, "ledger"))
+            if e.kind == "ledger"]
+
+
+def test_an_approved_draft_lands_and_a_moved_base_makes_the_next_approval_stale(team: AnchoredTeam) -> None:
+    from testing import fixtures
+    from testing.anchor import dated_now
+
+    prep.buggy_project(team.alice)
+    task = prep.hand(team.alice)
+    tick = prep.ticker(team)
+    tick()
+    draft = _draft(team, task)
+    [decision] = [d for d in _gate_decisions(team) if d["person"] == "alice"]
+    assert decision["branch"] == "attention" and decision["because"][0]["rule"] == "review-requested"
+    answer = _approve(team.alice, task, "--approve", "--note", "looks right").json()["answers"][0]
+    assert answer["review"]["diff_hash"] == draft["diff_hash"] and answer["review"]["base"] == draft["base"]["commit"]
+    assert "gesture" in answer["review"]
+    tick()
+    landed = prep.prepared_records(team.anchor)[-1]
+    assert landed["state"] == "landed" and landed["commit"] == draft["head"]
+    assert prep.remote_tip(team, "refs/heads/main") == draft["head"]
+    assert prep.remote_tip(team, draft["branch"]) is None  # the draft branch is gone once landed
+    tick()  # one approval covers one change: nothing more happens
+    assert prep.prepared_records(team.anchor)[-1] == landed
+
+    # a second task, approved, then the base moves before the anchor acts
+    second = prep.hand(team.alice, "add a note\nwrite: NOTE.md: prepared by the anchor")
+    tick()
+    first_draft = _draft(team, second)
+    _approve(team.alice, second, "--approve")
+    team.bob.git("pull", "--quiet", "--ff-only", "origin", "main")
+    with dated_now():
+        moved = fixtures.commit_file(team.bob.clone, "OTHER.md", "bob's work\n", "bob moves main")
+        team.bob.git("push", "--quiet", "origin", "main")
+    tick()
+    steps = [r for r in prep.prepared_records(team.anchor) if r["task"] == second["id"]]
+    assert [s["state"] for s in steps] == ["running", "drafted", "stale", "running", "drafted"]
+    again = steps[-1]
+    assert again["base"]["commit"] == moved and again["attempt"] == 2 and again["tests"]["after"] == 0
+    assert prep.remote_tip(team, "refs/heads/main") == moved  # the old approval covered nothing on the new base
+    asked = [d for d in _gate_decisions(team) if d["person"] == "alice" and d["branch"] == "attention"]
+    assert len(asked) == 3  # the first draft, the second, and the second again after the base moved
+    assert all(d["because"][0]["rule"] == "review-requested" for d in asked)
+    assert again["head"] != first_draft["head"]
+    _approve(team.alice, second, "--approve")
+    tick()
+    assert prep.prepared_records(team.anchor)[-1]["state"] == "landed"
+    assert prep.remote_tip(team, "refs/heads/main") == again["head"]
+
+
+def test_an_edit_lands_the_owners_version_and_proposes_a_correction(team: AnchoredTeam) -> None:
+    from testing import fixtures
+
+    prep.buggy_project(team.alice)
+    task = prep.hand(team.alice)
+    tick = prep.ticker(team)
+    tick()
+    draft = _draft(team, task)
+    team.alice.git("fetch", "--quiet", "origin", f"{draft['branch']}:refs/remotes/origin/the-draft")
+    team.alice.git("checkout", "--quiet", "-b", "my-edit", draft["head"])
+    edit = fixtures.commit_file(team.alice.clone, "calc.py", "def add(a, b):\n    return b + a  # commutes\n",
+                                "add: keep the argument order readable")
+    answer = _approve(team.alice, task, "--edit", "my-edit").json()["answers"][0]
+    from gitive.store import diffs
+
+    assert answer["review"]["edits"] == diffs.diff_hash(team.alice.repo, draft["base"]["commit"], edit)
+    assert answer["lesson"]
+    lesson = team.alice.json("lessons", "show", answer["lesson"])
+    assert lesson["kind"] == "Correction" and lesson["state"] == "proposed"
+    assert {e["ref"] for e in lesson["evidence"]} == {draft["head"], edit}
+    tick()
+    landed = prep.prepared_records(team.anchor)[-1]
+    assert landed["state"] == "landed" and landed["commit"] == edit
+    assert prep.remote_tip(team, "refs/heads/main") == edit
+
+
+def test_a_skip_is_counted_and_leaves_the_draft_alone(team: AnchoredTeam) -> None:
+    prep.buggy_project(team.alice)
+    task = prep.hand(team.alice)
+    tick = prep.ticker(team)
+    tick()
+    _approve(team.alice, task, "--skip", "--note", "not this week")
+    tick()
+    assert prep.prepared_records(team.anchor)[-1]["state"] == "drafted"
+    from gitive.anchor import approvals
+    from gitive.index.refresh import fresh_index
+    from gitive.team.hive import open_hive
+    from testing import live
+
+    with live.on(team.anchor), fresh_index(open_hive(team.anchor.clone)) as (conn, _):
+        assert approvals.skips(conn, "alice") == 1
+    result = team.bob.decide("review", "prepared", task["id"][:12], "--approve")
+    assert result.code == 1 and "for alice to review" in result.err
