@@ -143,7 +143,7 @@ def presence(stores: list[pygit2.Repository], team_id: str, members: dict[str, t
             if snap is None:
                 continue
             fresh = {name: {k: s.get(k) for k in ("name", "harness", "project", "branch", "files", "turn",
-                                                   "started", "last_seen", "open_steps")}
+                                                   "started", "last_seen", "open_steps", "stuck", "resolved")}
                      for name, s in _live(snap.get("sessions"), now).items()}
         else:
             fresh = {name: s for name, s in sessions.items() if now - int(s.get("last_seen") or 0) < LIVE_MS}

@@ -63,6 +63,7 @@ class TickReport:
     pushed: int = 0
     gate: dict[str, Any] = field(default_factory=dict)  # the gate's decisions this tick, by branch
     prepared: list[dict[str, str]] = field(default_factory=list)  # prepared-work records written (docs/prepared.md)
+    merges: dict[str, int] = field(default_factory=dict)  # a speculative-merge pass that did something
     ms: int = 0
 
     def as_dict(self) -> dict[str, Any]:
@@ -292,11 +293,11 @@ def tick(anchor: Anchor, *, fetch: bool = True, gate: Gate | None = None) -> Tic
             for source, value in batch.cursors.items():
                 state.put(st, source, value, now)
         report.events = batch.counts
-        _prepared(anchor, index, gate, now, report)
+        _prepared(anchor, index, st, gate, now, report)
         _run_gate(anchor, gate, index, st, now, report, batch)
     anchor.keep_open()
     report.idle = not (batch.events or report.fired or report.verdicts or report.received or report.gate
-                       or report.prepared)
+                       or report.prepared or report.merges)
     if not report.idle or not anchor._packed:
         _pack_refs(anchor)
     anchor._unpushed |= bool(report.fired or report.verdicts or report.gate)
@@ -312,11 +313,13 @@ def _gate(anchor: Anchor, st: sqlite3.Connection, index: sqlite3.Connection) -> 
     return Gating(anchor.hive, st, index)
 
 
-def _prepared(anchor: Anchor, index: sqlite3.Connection, gate: Gate, now: int, report: TickReport) -> None:
-    """Tasks, drafts and approvals (docs/prepared.md): one hand-off per feature, each its own module."""
-    from gitive.anchor import prepared
+def _prepared(anchor: Anchor, index: sqlite3.Connection, st: sqlite3.Connection, gate: Gate, now: int,
+              report: TickReport) -> None:
+    """Prepared work (docs/prepared.md): tasks, drafts and approvals; speculative merges; each its own module."""
+    from gitive.anchor import prepared, speculative
 
     prepared.step(anchor, index, gate, now, report)
+    speculative.step(anchor, st, index, now, report)
 
 
 def _offer_watched(anchor: Anchor, gate: Gate, index: sqlite3.Connection, batch: sources.Batch) -> None:

@@ -172,3 +172,11 @@ def clean(path: Path) -> None:
     (what a test run left behind is not part of the change)."""
     git.run(["reset", "--hard", "--quiet"], cwd=path)
     git.run(["clean", "-fdxq"], cwd=path)
+
+
+def merge_base(repo: pygit2.Repository, a: str, b: str) -> str | None:
+    try:
+        found = repo.merge_base(pygit2.Oid(hex=a), pygit2.Oid(hex=b))
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+    return str(found) if found else None
