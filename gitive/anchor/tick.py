@@ -64,6 +64,7 @@ class TickReport:
     gate: dict[str, Any] = field(default_factory=dict)  # the gate's decisions this tick, by branch
     prepared: list[dict[str, str]] = field(default_factory=list)  # prepared-work records written (docs/prepared.md)
     merges: dict[str, int] = field(default_factory=dict)  # a speculative-merge pass that did something
+    rescued: int = 0  # rescue messages sent to stuck sessions
     ms: int = 0
 
     def as_dict(self) -> dict[str, Any]:
@@ -297,7 +298,7 @@ def tick(anchor: Anchor, *, fetch: bool = True, gate: Gate | None = None) -> Tic
         _run_gate(anchor, gate, index, st, now, report, batch)
     anchor.keep_open()
     report.idle = not (batch.events or report.fired or report.verdicts or report.received or report.gate
-                       or report.prepared or report.merges)
+                       or report.prepared or report.merges or report.rescued)
     if not report.idle or not anchor._packed:
         _pack_refs(anchor)
     anchor._unpushed |= bool(report.fired or report.verdicts or report.gate)
@@ -315,11 +316,13 @@ def _gate(anchor: Anchor, st: sqlite3.Connection, index: sqlite3.Connection) -> 
 
 def _prepared(anchor: Anchor, index: sqlite3.Connection, st: sqlite3.Connection, gate: Gate, now: int,
               report: TickReport) -> None:
-    """Prepared work (docs/prepared.md): tasks, drafts and approvals; speculative merges; each its own module."""
-    from gitive.anchor import prepared, speculative
+    """Prepared work (docs/prepared.md): tasks, drafts and approvals; speculative merges; rescue of stuck
+    sessions; each its own module."""
+    from gitive.anchor import prepared, rescue, speculative
 
     prepared.step(anchor, index, gate, now, report)
     speculative.step(anchor, st, index, now, report)
+    rescue.step(anchor, st, index, now, report)
 
 
 def _offer_watched(anchor: Anchor, gate: Gate, index: sqlite3.Connection, batch: sources.Batch) -> None:
