@@ -131,6 +131,9 @@ def step(anchor: Anchor, index: sqlite3.Connection, gate: Gate | None, now: int,
     for outcome in work.finished():  # inline attempts finish inside the tick
         _record(ctx, found.get(outcome.task), outcome, tasks.progress(index))
     _presence(ctx, found)
+    from gitive.anchor import standing_use
+
+    standing_use.watch(ctx, found, progress)
     if report.prepared:  # the gate reads what was just written (a draft waiting for review is its urgency)
         from gitive.index.refresh import catch_up
 
@@ -248,12 +251,20 @@ def _answer(ctx: Context, task: dict[str, Any], draft: dict[str, Any], steps: li
         _start(ctx, task, steps, draft["attempt"] + 1, base=tip, apply=edit or draft["head"])
         return
     if review is None:
+        from gitive.anchor import standing_use
+
+        covered = standing_use.cover(ctx, task, draft)
+        if covered is not None:
+            approval, auth = covered
+            if _act(ctx, task, draft, auth, draft["head"], target, {"standing": approval["id"]}):
+                standing_use.after_landing(ctx, approval, task, draft["head"])
         return
     if review["edits"] and edit is None:
         _refuse(ctx, task, draft, f"the edit the review names ({review['edits'][:12]}) is not on "
                                   f"hive-edits/{draft['branch'].rsplit('/', 1)[-1]} over the draft")
         return
-    _act(ctx, task, draft, review, edit or draft["head"], target)
+    _act(ctx, task, draft, approvals.authorization(review), edit or draft["head"], target,
+         {"review": approvals.ref_of(review)})
 
 
 def _edit(ctx: Context, task: dict[str, Any], draft: dict[str, Any], review: dict[str, Any] | None) -> str | None:
@@ -277,10 +288,11 @@ def _refuse(ctx: Context, task: dict[str, Any], draft: dict[str, Any], reason: s
            f"the anchor may not do this: {_title(task)} — {reason}", [{"kind": "branch", "id": draft["branch"]}])
 
 
-def _act(ctx: Context, task: dict[str, Any], draft: dict[str, Any], review: dict[str, Any], head: str,
-         target: str) -> None:
+def _act(ctx: Context, task: dict[str, Any], draft: dict[str, Any], auth: tiers.Authorization | None, head: str,
+         target: str, by: dict[str, Any]) -> bool:
+    """Land or propose ``head`` through the Approved tier; ``by`` names the review or standing approval that
+    allowed it (recorded with the result). True when it was done."""
     repo = ctx.anchor.hive.project
-    auth = approvals.authorization(review)
     base = draft["base"]["commit"]
     try:
         if ctx.settings.action == "propose":
@@ -292,17 +304,18 @@ def _act(ctx: Context, task: dict[str, Any], draft: dict[str, Any], review: dict
             state, note = "landed", f"landed on {target}"
     except tiers.TierRefused as exc:
         _refuse(ctx, task, draft, str(exc))
-        return
+        return False
     except GitiveError as exc:  # the target moved meanwhile, or the remote is away: the next tick sees it
         ctx.report.problems[f"task {task['id'][:12]}"] = str(exc)
-        return
+        return False
     _write(ctx, {"type": "prepared", "task": task["id"], "state": state, "attempt": draft["attempt"],
-                 "base": draft["base"], "head": draft["head"], "diff_hash": draft["diff_hash"],
-                 "review": approvals.ref_of(review), "commit": head, "reason": note[:500]})
+                 "base": draft["base"], "head": draft["head"], "diff_hash": draft["diff_hash"], **by,
+                 "commit": head, "reason": note[:500]})
     if state == "landed":
         worktrees.delete_branch(repo, ctx.remote, draft["branch"])
     _offer(ctx, task, f"prepared.{state}", f"{task['id']}:{state}", f"{note}: {_title(task)}",
            [{"kind": "commit", "id": head}])
+    return True
 
 
 def _propose_command(ctx: Context, task: dict[str, Any], draft: dict[str, Any], target: str) -> list[str]:

@@ -10,8 +10,11 @@ from gitive.cli.output import console, emit_json
 
 
 def register(app: typer.Typer) -> None:
+    from gitive.cli.standing import app as standing_app
+
     app.command("hand")(hand)
     app.command("handoff")(handoff)
+    app.add_typer(standing_app, name="standing")
 
 
 def _actor() -> str:
