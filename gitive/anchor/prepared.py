@@ -131,13 +131,14 @@ def step(anchor: Anchor, index: sqlite3.Connection, gate: Gate | None, now: int,
     for outcome in work.finished():  # inline attempts finish inside the tick
         _record(ctx, found.get(outcome.task), outcome, tasks.progress(index))
     _presence(ctx, found)
-    from gitive.anchor import standing_use
-
-    standing_use.watch(ctx, found, progress)
     if report.prepared:  # the gate reads what was just written (a draft waiting for review is its urgency)
         from gitive.index.refresh import catch_up
 
         catch_up(anchor.hive, index)
+        progress = tasks.progress(index)
+    from gitive.anchor import standing_use
+
+    standing_use.watch(ctx, found, progress)
 
 
 def _write(ctx: Context, record: dict[str, Any]) -> dict[str, Any]:

@@ -141,3 +141,52 @@ def test_readers_refuse_a_standing_approval_by_an_anchor_or_without_a_gesture(te
     assert "CI" in found[ci["id"]]["problem"]
     result = team.anchor.decide("standing", "create", "--kind", "dep-bump", "--path", "deps.lock")
     assert result.code == 1 and "anchor machine makes no decisions" in result.err
+
+
+def test_the_anchor_proposes_one_at_the_threshold_and_an_edit_request_or_a_failed_check_suspends(
+        team: AnchoredTeam, tmp_path: Any) -> None:
+    _project(team.alice)
+    flaky = tmp_path / "flaky.py"  # passes once (on the draft), fails after (the post-merge check)
+    flaky.write_text(f"import os, sys\nm = {str(tmp_path / 'ran')!r}\nif os.path.exists(m):\n    sys.exit(4)\n"
+                     "open(m, 'w').close()\n")
+    check = f"python3 {flaky}"
+    tick = prep.ticker(team, threshold=1, test_commands=(prep.TEST, check))
+    first = _bump(team, "requests==2.31.0", "requests==2.31.1")
+    tick()
+    team.alice.decided("review", "prepared", first["id"][:12], "--approve")
+    tick()  # landed: one approval as prepared, no edit, no revert: the threshold of 1 is reached
+    decisions = [e for e in _ledger(team) if e["type"] == "item" and e["source"].get("ref", "").startswith(
+        "standing:")]
+    [proposal] = decisions
+    assert proposal["kind"] == "standing.proposal" and proposal["owner"] == "alice"
+    out = team.alice.decided("standing", "create", "--kind", "dep-bump", "--path", "deps.lock", "--check", check,
+                             "--json")
+    approval = json.loads(out.out)["record"]
+    second = _bump(team, "flask==3.0.0", "flask==3.0.1")
+    tick()
+    tick()
+    assert _last(team, second)["standing"] == approval["id"]
+    [state] = [a for a in _standing(team.alice) if a["id"] == approval["id"]]
+    assert state["status"] == "suspended" and state["ended"]["reason"] == "failed post-merge check"
+
+    # an edit request on a task of that kind suspends a fresh one
+    flaky.write_text("print('ok')\n")
+    fresh = json.loads(team.alice.decided("standing", "create", "--kind", "dep-bump", "--path", "deps.lock",
+                                          "--path", "calc.py", "--json").out)["record"]
+    third = prep.hand(team.alice, "tweak\nreplace: calc.py: a + b => b + a\nsleep: 0", "--kind", "dep-bump")
+    tick()
+    draft = _last(team, third)
+    team.alice.git("fetch", "--quiet", "origin")
+    team.alice.git("checkout", "--quiet", "-B", "my-edit", draft["head"])
+    fixtures.commit_file(team.alice.clone, "calc.py", "def add(a, b):\n    return a + b  # as it was\n", "keep it")
+    # the draft is covered before the owner answers, unless the edit came first: answer, then tick
+    team.alice.decided("review", "prepared", third["id"][:12], "--edit", "my-edit")
+    tick()
+    [state] = [a for a in _standing(team.alice) if a["id"] == fresh["id"]]
+    assert state["status"] == "suspended" and state["ended"]["reason"] == "edit request"
+
+
+def _ledger(team: AnchoredTeam) -> list[dict[str, Any]]:
+    from gitive.store import logs, refs
+
+    return [e.body["record"] for e in logs.entries(team.anchor.repo, refs.log_ref(team.anchor.id, "ledger"))]
