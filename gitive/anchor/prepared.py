@@ -115,11 +115,13 @@ def step(anchor: Anchor, index: sqlite3.Connection, gate: Gate | None, now: int,
     if not found and not work.running:
         return
     progress = tasks.progress(index)
+    recorded = set()
     for outcome in work.finished():
         _record(ctx, found.get(outcome.task), outcome, progress)
+        recorded.add(outcome.task)  # its new record is not in ``progress`` yet: nothing more for it this tick
     for task_id, task in sorted(found.items(), key=lambda kv: kv[1]["created"]):
         steps = progress.get(task_id, [])
-        if task_id in work.running:
+        if task_id in work.running or task_id in recorded:
             continue
         if not steps or (steps[-1]["state"] == "running" and steps[-1]["author"] == anchor.hive.me):
             if work.busy() < work.parallel or work.inline:

@@ -194,3 +194,27 @@ def test_a_skip_is_counted_and_leaves_the_draft_alone(team: AnchoredTeam) -> Non
         assert approvals.skips(conn, "alice") == 1
     result = team.bob.decide("review", "prepared", task["id"][:12], "--approve")
     assert result.code == 1 and "for alice to review" in result.err
+
+
+def test_on_threads_the_running_task_is_a_session_in_the_anchors_presence(team: AnchoredTeam) -> None:
+    import time
+
+    from gitive.anchor.tasks import session_name
+    from testing import live
+
+    prep.buggy_project(team.alice)
+    task = prep.hand(team.alice, f"fix add\nsleep: 3\n{prep.FIX}")
+    tick = prep.ticker(team)
+    tick.anchor.inline = False  # as a running anchor does: the attempt on a thread, the ticks go on
+    tick()
+    published = live.published_presence(team.remote, team.anchor)
+    assert published is not None and [s["name"] for s in published["sessions"]] == [session_name(task)]
+    team.alice.ok("sync")
+    assert f"anchor/{session_name(task)}" in team.alice.ok("who").out
+    deadline = time.monotonic() + 60
+    while prep.prepared_records(team.anchor)[-1]["state"] == "running" and time.monotonic() < deadline:
+        time.sleep(0.5)
+        tick()
+    assert prep.prepared_records(team.anchor)[-1]["state"] == "drafted"
+    tick()
+    assert live.published_presence(team.remote, team.anchor)["sessions"] == []  # the session ended with the work
