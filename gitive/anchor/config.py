@@ -62,6 +62,21 @@ def _number(where: str, value: Any, low: float) -> float:
     return float(value)
 
 
+def command_words(where: str, command: Any) -> tuple[str, ...]:
+    """A command from the config: a list of words, or a string split as a shell would (run without one).
+
+    Raises:
+        ConfigError: neither, or empty.
+    """
+    try:
+        words = shlex.split(command) if isinstance(command, str) else command
+    except ValueError as exc:
+        raise ConfigError(f"{where} cannot be split into words: {exc}") from None
+    if not isinstance(words, list) or not words or not all(isinstance(w, str) and w for w in words):
+        raise ConfigError(f"{where} must be a non-empty list of words, or a string")
+    return tuple(words)
+
+
 def _watcher(path: Path, name: Any, spec: Any) -> Watcher:
     where = f"{path}: watcher {name!r}"
     if not is_name(name):
@@ -71,11 +86,8 @@ def _watcher(path: Path, name: Any, spec: Any) -> Watcher:
     unknown = set(spec) - _WATCHER_KEYS
     if unknown:
         raise ConfigError(f"{where} has unknown keys {', '.join(sorted(unknown))}; known: command, every, timeout")
-    command = spec["command"]
-    words = shlex.split(command) if isinstance(command, str) else command
-    if not isinstance(words, list) or not words or not all(isinstance(w, str) and w for w in words):
-        raise ConfigError(f"{where}: `command` must be a non-empty list of words, or a string")
-    return Watcher(name, tuple(words), _number(f"{where}: `every`", spec.get("every", 0), 0),
+    words = command_words(f"{where}: `command`", spec["command"])
+    return Watcher(name, words, _number(f"{where}: `every`", spec.get("every", 0), 0),
                    _number(f"{where}: `timeout`", spec.get("timeout", DEFAULT_TIMEOUT), 0.1))
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitive.anchor.config import ConfigError
+from gitive.anchor.config import ConfigError, command_words
 from gitive.core.ids import is_name
 
 DEFAULT_TESTS = ("pytest", "python -m pytest", "python3 -m pytest", "npm test", "npm run test", "yarn test",
@@ -73,13 +73,6 @@ def _strings(where: str, value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _command(where: str, value: Any) -> tuple[str, ...]:
-    words = shlex.split(value) if isinstance(value, str) else value
-    if not isinstance(words, list) or not all(isinstance(w, str) and w for w in words):
-        raise ConfigError(f"{where} must be a list of words, or a string")
-    return tuple(words)
-
-
 def _merges(path: Path, data: Any) -> Merges:
     if data is None:
         return Merges()
@@ -114,7 +107,7 @@ def parse(path: Path, data: Any) -> Prepared:
     action = data.get("action", "land")
     if action not in ("land", "propose"):
         raise ConfigError(f"{path}: `prepared.action` is land or propose")
-    propose = _command(f"{path}: `prepared.propose`", data["propose"]) if "propose" in data else ()
+    propose = command_words(f"{path}: `prepared.propose`", data["propose"]) if "propose" in data else ()
     if action == "propose" and not propose:
         raise ConfigError(f"{path}: `prepared.action: propose` needs a `prepared.propose` command")
     parallel = data.get("parallel", 1)

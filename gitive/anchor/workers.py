@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
 import signal
 import subprocess
 import tempfile
@@ -37,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitive.anchor.config import ConfigError
+from gitive.anchor.config import ConfigError, command_words
 from gitive.core.ids import is_name
 
 DEFAULT_BUDGET = 1800  # seconds
@@ -103,10 +102,7 @@ def _worker(path: Path, name: Any, spec: Any) -> Worker:
     if unknown:
         raise ConfigError(f"{where} has unknown keys {', '.join(sorted(map(str, unknown)))}; known: command, "
                           "secrets, budget")
-    command = spec["command"]
-    words = shlex.split(command) if isinstance(command, str) else command
-    if not isinstance(words, list) or not words or not all(isinstance(w, str) and w for w in words):
-        raise ConfigError(f"{where}: `command` must be a non-empty list of words, or a string")
+    words = command_words(f"{where}: `command`", spec["command"])
     secrets = spec.get("secrets") or []
     if not isinstance(secrets, list) or not all(isinstance(s, str) and s and set(s) <= _ENV_NAME_OK
                                                 and not s[0].isdigit() for s in secrets):
@@ -114,7 +110,7 @@ def _worker(path: Path, name: Any, spec: Any) -> Worker:
     budget = spec.get("budget", DEFAULT_BUDGET)
     if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_BUDGET:
         raise ConfigError(f"{where}: `budget` must be a whole number of seconds from 1 to {MAX_BUDGET}")
-    return Worker(name, tuple(words), tuple(secrets), budget)
+    return Worker(name, words, tuple(secrets), budget)
 
 
 def environment(worker: Worker | None, home: Path, extra: dict[str, str], source: dict[str, str] | None = None

@@ -218,3 +218,23 @@ def test_on_threads_the_running_task_is_a_session_in_the_anchors_presence(team: 
     assert prep.prepared_records(team.anchor)[-1]["state"] == "drafted"
     tick()
     assert live.published_presence(team.remote, team.anchor)["sessions"] == []  # the session ended with the work
+
+
+def test_the_workers_and_prepared_config_refuse_bad_values_with_one_line(tmp_path: Any) -> None:
+    import pytest
+
+    from gitive.anchor.config import ConfigError, load
+
+    path = tmp_path / "anchor.yaml"
+    path.write_text(prep.yaml_config("  action: land\n  parallel: 2\n"))
+    found = load(path)
+    assert found.workers["fix"].budget == 60 and found.prepared.parallel == 2 and found.prepared.worker == "fix"
+    for text, words in (("workers:\n  fix: {budget: 5}\n", "needs a `command`"),
+                        ("workers:\n  fix: {command: x, secrets: [1BAD]}\n", "environment variable names"),
+                        ("workers:\n  fix: {command: x, budget: 0}\n", "`budget`"),
+                        ("prepared:\n  action: propose\n", "needs a `prepared.propose`"),
+                        ("prepared:\n  merges: {every: 0}\n", "merges.every"),
+                        ("prepared:\n  nope: 1\n", "unknown keys nope")):
+        path.write_text(text)
+        with pytest.raises(ConfigError, match=words.replace("`", "`").replace(".", r"\.")):
+            load(path)
