@@ -192,6 +192,8 @@ def test_a_skip_is_counted_and_leaves_the_draft_alone(team: AnchoredTeam) -> Non
 
     with live.on(team.anchor), fresh_index(open_hive(team.anchor.clone)) as (conn, _):
         assert approvals.skips(conn, "alice") == 1
+    team.alice.ok("sync")
+    assert team.alice.json("digest")["prepared"] == {"skipped": 1}  # skips are counted for the digest
     result = team.bob.decide("review", "prepared", task["id"][:12], "--approve")
     assert result.code == 1 and "for alice to review" in result.err
 
