@@ -27,7 +27,7 @@ from gitive.errors import GitiveError
 FILE = "anchor.yaml"
 DEFAULT_INTERVAL = 30.0
 DEFAULT_TIMEOUT = 10.0
-_KNOWN = {"interval", "watchers"}
+_KNOWN = {"interval", "watchers", "workers", "prepared"}  # workers, prepared: gitive/anchor/workers.py, settings.py
 _WATCHER_KEYS = {"command", "every", "timeout"}
 
 
@@ -48,6 +48,8 @@ class Config:
     interval: float = DEFAULT_INTERVAL
     watchers: tuple[Watcher, ...] = field(default_factory=tuple)
     path: Path | None = None
+    workers: dict[str, Any] = field(default_factory=dict)  # name -> gitive.anchor.workers.Worker
+    prepared: Any = None  # gitive.anchor.settings.Prepared (None: the defaults)
 
     @property
     def watcher_names(self) -> set[str]:
@@ -60,6 +62,21 @@ def _number(where: str, value: Any, low: float) -> float:
     return float(value)
 
 
+def command_words(where: str, command: Any) -> tuple[str, ...]:
+    """A command from the config: a list of words, or a string split as a shell would (run without one).
+
+    Raises:
+        ConfigError: neither, or empty.
+    """
+    try:
+        words = shlex.split(command) if isinstance(command, str) else command
+    except ValueError as exc:
+        raise ConfigError(f"{where} cannot be split into words: {exc}") from None
+    if not isinstance(words, list) or not words or not all(isinstance(w, str) and w for w in words):
+        raise ConfigError(f"{where} must be a non-empty list of words, or a string")
+    return tuple(words)
+
+
 def _watcher(path: Path, name: Any, spec: Any) -> Watcher:
     where = f"{path}: watcher {name!r}"
     if not is_name(name):
@@ -69,11 +86,8 @@ def _watcher(path: Path, name: Any, spec: Any) -> Watcher:
     unknown = set(spec) - _WATCHER_KEYS
     if unknown:
         raise ConfigError(f"{where} has unknown keys {', '.join(sorted(unknown))}; known: command, every, timeout")
-    command = spec["command"]
-    words = shlex.split(command) if isinstance(command, str) else command
-    if not isinstance(words, list) or not words or not all(isinstance(w, str) and w for w in words):
-        raise ConfigError(f"{where}: `command` must be a non-empty list of words, or a string")
-    return Watcher(name, tuple(words), _number(f"{where}: `every`", spec.get("every", 0), 0),
+    words = command_words(f"{where}: `command`", spec["command"])
+    return Watcher(name, words, _number(f"{where}: `every`", spec.get("every", 0), 0),
                    _number(f"{where}: `timeout`", spec.get("timeout", DEFAULT_TIMEOUT), 0.1))
 
 
@@ -96,9 +110,13 @@ def load(path: Path | None = None) -> Config:
         raise ConfigError(f"{path} must be a mapping (interval:, watchers:)")
     unknown = set(data) - _KNOWN
     if unknown:
-        raise ConfigError(f"{path} has unknown keys {', '.join(sorted(map(str, unknown)))}; known: interval, watchers")
+        raise ConfigError(f"{path} has unknown keys {', '.join(sorted(map(str, unknown)))}; known: "
+                          f"{', '.join(sorted(_KNOWN))}")
     watchers = data.get("watchers") or {}
     if not isinstance(watchers, dict):
         raise ConfigError(f"{path}: `watchers` must map a name to its command")
+    from gitive.anchor import settings, workers
+
     return Config(_number(f"{path}: `interval`", data.get("interval", DEFAULT_INTERVAL), 1),
-                  tuple(_watcher(path, name, spec) for name, spec in watchers.items()), path)
+                  tuple(_watcher(path, name, spec) for name, spec in watchers.items()), path,
+                  workers.parse(path, data.get("workers")), settings.parse(path, data.get("prepared")))

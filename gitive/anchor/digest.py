@@ -140,8 +140,15 @@ def build(index: sqlite3.Connection, person: str, now: int, since: int | None = 
                ).get("counts") if note_ else None
     return {"person": person, "since": since, "at": now, "lines": lines,
             "lapsing": sorted(lapsing, key=lambda o: o["expires"]), "lessons": _lessons(index, repo, person),
-            "checked": checked, "checked_at": note_["at"] if note_ else None,
+            "checked": checked, "checked_at": note_["at"] if note_ else None, "prepared": _prepared(index, person, since),
             "delivered": sum(1 for d in latest.values() if d["branch"] not in NOT_DELIVERED)}
+
+
+def _prepared(index: sqlite3.Connection, person: str, since: int) -> dict[str, int]:
+    """Prepared work in the digest: how many of the anchor's drafts ``person`` skipped (docs/prepared.md)."""
+    from gitive.anchor import approvals
+
+    return {"skipped": approvals.skips(index, person, since)}
 
 
 def _lessons(index: sqlite3.Connection, repo: Any, person: str) -> list[dict[str, Any]]:
@@ -179,4 +186,7 @@ def markdown(found: dict[str, Any], when: Any) -> str:
     out += ["", "## Lessons waiting for your review", ""]
     out += [f"- `{lesson['id'][:12]}` {lesson['kind']} by {lesson['author']}, {lesson['state']} "
             f"({lesson['age_days']} days)" for lesson in found["lessons"]] or ["- none"]
+    skipped = (found.get("prepared") or {}).get("skipped")
+    if skipped:
+        out += ["", f"You skipped {skipped} of the anchor's drafts (`gitive review prepared`)."]
     return "\n".join(out) + "\n"

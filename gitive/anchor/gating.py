@@ -124,7 +124,7 @@ class Gate:
     def _context(self, now: int) -> Context:
         live = {p: v for p, (v, _) in gestures.live_people(self.index, self.hive.team_id).items()}
         obligations = {ob["id"]: ob for ob in table.rows(self.index, "WHERE state = 'open'")}
-        facts = Facts(obligations, _waiting(self.st, self.index), self.watch)
+        facts = Facts(obligations, _waiting(self.st, self.index), self.watch, _drafts(self.index))
         window = now - DUPLICATE_WINDOW_MS
 
         def seen(c: Candidate, person: str) -> tuple[str, str] | None:
@@ -282,6 +282,13 @@ def _waiting(st: sqlite3.Connection, index: sqlite3.Connection) -> set[str]:
             if isinstance(session, dict) and session.get("turn") == "waiting_approval" and machine in persons:
                 out.add(f"{persons[machine]}/{name}")
     return out
+
+
+def _drafts(index: sqlite3.Connection) -> set[str]:
+    """Tasks whose newest step is a draft waiting for its owner's review (docs/prepared.md)."""
+    from gitive.anchor import tasks
+
+    return {task for task, step in tasks.latest(index).items() if step["state"] == "drafted"}
 
 
 def _project_repo(hive: Hive) -> Any:

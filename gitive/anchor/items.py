@@ -23,7 +23,7 @@ MAX_TITLE = 140
 MAX_ABOUT = 16
 MAX_FILES = 32
 SOURCE_KINDS = ("obligation", "watcher", "dangling", "prepared", "session", "screening", "digest")
-ABOUT_KINDS = ("obligation", "lesson", "message", "session", "branch", "commit", "event", "item", "file")
+ABOUT_KINDS = ("obligation", "lesson", "message", "session", "branch", "commit", "event", "item", "file", "task")
 
 
 class ItemError(GitiveError):

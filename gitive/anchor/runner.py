@@ -112,7 +112,7 @@ def run(repo: str | None = None, *, interval: float | None = None, once: bool = 
     config = config or load_config()
     require_anchor(hive)
     lock = acquire_lock(home)
-    anchor = Anchor(hive, config, now_ms())
+    anchor = Anchor(hive, config, now_ms(), inline=once)
     stop = threading.Event()
     if not once and threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

@@ -138,18 +138,21 @@ def presence(stores: list[pygit2.Repository], team_id: str, members: dict[str, t
         if not active:
             continue
         sessions = cursor["sessions"] if cursor else {}
+        before = (cursor.get("resolved") if cursor else None) or []
         if cursor is None or cursor["tip"] != tip:
             snap = _snapshot(repo, team_id, machine, tip)
             if snap is None:
                 continue
             fresh = {name: {k: s.get(k) for k in ("name", "harness", "project", "branch", "files", "turn",
-                                                   "started", "last_seen", "open_steps")}
+                                                   "started", "last_seen", "open_steps", "stuck")}
                      for name, s in _live(snap.get("sessions"), now).items()}
+            resolved = snap.get("resolved") if isinstance(snap.get("resolved"), list) else []
         else:
             fresh = {name: s for name, s in sessions.items() if now - int(s.get("last_seen") or 0) < LIVE_MS}
-        if cursor is not None and fresh == sessions:
+            resolved = before
+        if cursor is not None and fresh == sessions and resolved == before:
             continue
-        batch.cursors[f"presence:{machine}"] = {"tip": tip, "sessions": fresh}
+        batch.cursors[f"presence:{machine}"] = {"tip": tip, "sessions": fresh, "resolved": resolved}
         if first:
             continue
         batch.add("presence", _session_events(machine, person, sessions, fresh, now))

@@ -62,6 +62,9 @@ class TickReport:
     problems: dict[str, str] = field(default_factory=dict)
     pushed: int = 0
     gate: dict[str, Any] = field(default_factory=dict)  # the gate's decisions this tick, by branch
+    prepared: list[dict[str, str]] = field(default_factory=list)  # prepared-work records written (docs/prepared.md)
+    merges: dict[str, int] = field(default_factory=dict)  # a speculative-merge pass that did something
+    rescued: int = 0  # rescue messages sent to stuck sessions
     ms: int = 0
 
     def as_dict(self) -> dict[str, Any]:
@@ -84,6 +87,8 @@ class Anchor:
     # and the next fetch compares with it, so a tick lists the refs once (ingest lists them once more).
     _snapshots: dict[str, dict[str, str]] = field(default_factory=dict)
     _kept: list[sqlite3.Connection] = field(default_factory=list)
+    inline: bool = False  # prepared work runs inside the tick (`gitive anchor run --once`), not on threads
+    prepared_work: Any = None  # gitive.anchor.prepared.Work, made at the first tick that has a task
 
     def keep_open(self) -> None:
         """Hold an idle connection to the index and to the state database between ticks: SQLite deletes a
@@ -289,9 +294,11 @@ def tick(anchor: Anchor, *, fetch: bool = True, gate: Gate | None = None) -> Tic
             for source, value in batch.cursors.items():
                 state.put(st, source, value, now)
         report.events = batch.counts
+        _prepared(anchor, index, st, gate, now, report)
         _run_gate(anchor, gate, index, st, now, report, batch)
     anchor.keep_open()
-    report.idle = not (batch.events or report.fired or report.verdicts or report.received or report.gate)
+    report.idle = not (batch.events or report.fired or report.verdicts or report.received or report.gate
+                       or report.prepared or report.merges or report.rescued)
     if not report.idle or not anchor._packed:
         _pack_refs(anchor)
     anchor._unpushed |= bool(report.fired or report.verdicts or report.gate)
@@ -305,6 +312,17 @@ def _gate(anchor: Anchor, st: sqlite3.Connection, index: sqlite3.Connection) -> 
     from gitive.anchor.gating import Gate as Gating
 
     return Gating(anchor.hive, st, index)
+
+
+def _prepared(anchor: Anchor, index: sqlite3.Connection, st: sqlite3.Connection, gate: Gate, now: int,
+              report: TickReport) -> None:
+    """Prepared work (docs/prepared.md): tasks, drafts and approvals; speculative merges; rescue of stuck
+    sessions; each its own module."""
+    from gitive.anchor import prepared, rescue, speculative
+
+    prepared.step(anchor, index, gate, now, report)
+    speculative.step(anchor, st, index, now, report)
+    rescue.step(anchor, st, index, now, report)
 
 
 def _offer_watched(anchor: Anchor, gate: Gate, index: sqlite3.Connection, batch: sources.Batch) -> None:

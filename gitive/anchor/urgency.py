@@ -11,6 +11,7 @@ item that says URGENT pages nobody. No model runs (DESIGN §8: the tick calls no
 | ``owed-to`` | an open obligation it is about is owed to someone (someone waits on it) | attention |
 | ``session-waiting`` | a session it names (or the obligation is owed to) waits for approval in presence | attention |
 | ``ci-failed`` | the watcher event it comes from reports a failed CI state | attention |
+| ``review-requested`` | a task it is about has a draft waiting for its owner's review (the anchor's own record) | attention |
 | a deadline passed while someone is blocked on it (``owed-to`` or ``session-waiting``) | | alarm |
 
 No signal: ``info``.
@@ -33,6 +34,7 @@ class Facts:
     obligations: dict[str, dict[str, Any]] = field(default_factory=dict)
     waiting: set[str] = field(default_factory=set)
     watch: dict[str, dict[str, Any]] = field(default_factory=dict)  # item id -> the watcher event's data
+    prepared: set[str] = field(default_factory=set)  # tasks with a draft waiting for review (docs/prepared.md)
 
 
 def ci_failed(data: dict[str, Any]) -> bool:
@@ -62,6 +64,8 @@ def urgency(item_id: str, about: tuple[dict[str, str], ...], facts: Facts, now: 
                     because.append({"rule": "session-waiting", "kind": "session", "id": to})
         elif a["kind"] == "session" and a["id"] in facts.waiting:
             because.append({"rule": "session-waiting", "kind": "session", "id": a["id"]})
+        elif a["kind"] == "task" and a["id"] in facts.prepared:
+            because.append({"rule": "review-requested", "kind": "task", "id": a["id"]})
     data = facts.watch.get(item_id)
     if data is not None and ci_failed(data):
         because.append({"rule": "ci-failed", "kind": "event", "id": str(data.get("_event", ""))[:128]})

@@ -51,6 +51,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "anchor": ("anchor",),
     "routing": ("routing",),
     "gate": ("prefs", "why", "digest", "gate"),
+    "prepared": ("hand", "handoff", "standing"),
 }
 # modules that are one Typer group, named like the module
 _GROUPS = {"daemon", "lessons", "review", "project", "person", "index", "server", "skills", "anchor", "routing"}

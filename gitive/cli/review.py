@@ -141,3 +141,13 @@ def reject(
     Example: gitive review reject 3f1c9a0b --note "only true on the old build system"
     """
     return _one(lesson, False, note, None, stdin)
+
+
+def _prepared_command() -> None:
+    """``gitive review prepared`` lives with prepared work (gitive/cli/review_prepared.py)."""
+    from gitive.cli.review_prepared import prepared
+
+    app.command("prepared")(prepared)
+
+
+_prepared_command()

@@ -19,6 +19,10 @@ def install_hook(
     team: str | None = typer.Option(
         None, "--team", help="The team id (`gitive team --json` on a member's machine). Without it the "
                              "guard learns it from the founder's first push with `-o hive-team=<id>`."),
+    anchor: list[str] = typer.Option([], "--anchor", help="The anchor option (repeatable, the anchor machines' "
+                                                         "ids): refs/heads/hive/* take only the anchor's signed "
+                                                         "drafts, and no other branch takes a commit carrying "
+                                                         "the anchor's identity."),
 ) -> int:
     """Install the pre-receive guard that refuses unsigned, mis-signed or rewritten hive refs.
 
@@ -28,12 +32,14 @@ def install_hook(
     """
     from gitive.store import serverhook
 
-    result = serverhook.install(path, team)
+    result = serverhook.install(path, team, anchor or None)
     typer.echo(f"installed the gitive guard at {result.hook}")
     if result.legacy:
         typer.echo(f"the existing hook is kept at {result.legacy} and runs first")
     if result.team_id:
         typer.echo(f"team id: {result.team_id}")
+    if anchor:
+        typer.echo(f"anchor option on: refs/heads/hive/* take only drafts signed by {', '.join(a[:12] for a in anchor)}")
     else:
         typer.echo("no team id yet: hive refs are refused until the founder pushes with "
                    "`-o hive-team=<id>` or you rerun this with --team")

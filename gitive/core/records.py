@@ -27,6 +27,9 @@ ACTORS = ("agent", "person")
 # The gate (docs/gate.md): the branch that decided, and the urgency levels, in the reference order.
 GATE_BRANCHES = ("floor", "preference", "duplicate", "alarm", "hold", "attention", "digest", "note")
 URGENCIES = ("info", "attention", "alarm")
+PREPARED_STATES = ("running", "drafted", "failed", "over-budget", "question", "stale", "landed", "proposed",
+                   "refused")
+STANDING_STATES = ("suspended", "revoked")
 
 # field -> (type, required); "machine" and "name" are checked beyond their type.
 _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
@@ -222,6 +225,62 @@ _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
     # A person's gate goes live (real delivery) or back to shadow.
     "gate-live": {"person": ("name", True), "live": ("bool", True), "ts": ("int", True), "actor": ("actor", True),
                   "gesture": ("dict", False)},
+    # Prepared work (docs/prepared.md). A task handed to the anchor: by a person (`gitive hand`), a handoff, an
+    # obligation or a watcher; in the hander's team log. The anchor's work on it is `prepared` records.
+    "task": {
+        "id": ("hex", True),  # blake3 of [author, the record without id]
+        "repo": ("hex", True),  # project id
+        "base": ("dict", True),  # {branch, commit}: what the worker starts from
+        "brief": ("str", True),  # the handoff brief, or what to fix (at most 48 KiB)
+        "test": ("str", True),  # the test command ("" when there is none)
+        "worker": ("name", True),  # a worker named in the anchor's config
+        "kind": ("name", True),  # the class of change (standing approvals cover a kind)
+        "budget": ("dict", True),  # {wall: seconds, spend?: units}
+        "owner": ("name", True),  # who the prepared item goes to
+        "created": ("int", True),
+        "actor": ("actor", True),
+        "source": ("dict", True),  # {kind: hand|handoff|obligation|watcher, ref?}
+        "target": ("str", False),  # the branch an approved change lands on (default: the base branch)
+        "marker": ("dict", False),  # the handoff marker the sending machine signed
+    },
+    # The anchor's record of one step of a task (its ledger log): drafted, failed, landed, ...
+    "prepared": {
+        "task": ("hex", True),
+        "state": ("prepared-state", True),
+        "attempt": ("int", True),  # 1, then one more per rebase onto a moved base
+        "branch": ("str", False),  # refs/heads/hive/<name>
+        "head": ("str", False),  # the draft's commit
+        "base": ("dict", False),  # {branch, commit} its tests ran on
+        "diff_hash": ("str", False),  # blake3 of the exact diff base..head
+        "stat": ("dict", False),  # {files, insertions, deletions, paths}
+        "tests": ("dict", False),  # {command, before, after}: exit codes
+        "fixes": ("list", False),  # failing tests the draft fixes
+        "question": ("str", False),  # the worker needs a person's decision
+        "reason": ("str", False),
+        "review": ("dict", False),  # {author, log, seq}: the review that authorized a landing or proposal
+        "standing": ("hex", False),  # or the standing approval that covered it
+        "commit": ("str", False),  # what was landed or proposed
+    },
+    # A standing approval (a person's decision, with a gesture): covered uses need no per-change review.
+    "standing-approval": {
+        "id": ("hex", True),
+        "kind": ("name", True),
+        "repo": ("hex", True),
+        "perimeter": ("dict", True),  # {paths: [globs], changes: [types], max_lines, checks: [commands]}
+        "earned_from": ("list", True),  # [{author, log, seq}] of the reviews that earned it
+        "sponsor": ("name", True),
+        "expires": ("int", True),
+        "created": ("int", True),
+        "gesture": ("gesture", False),
+    },
+    # Suspended (by the anchor, by itself) or revoked (by a person, with a gesture).
+    "standing-state": {
+        "standing": ("hex", True),
+        "state": ("standing-state", True),
+        "reason": ("str", True),
+        "ref": ("str", False),  # what caused it: a commit, a task
+        "gesture": ("gesture", False),
+    },
 }
 
 KINDS = tuple(_FIELDS)
@@ -241,6 +300,9 @@ FIELD_CAPS: dict[tuple[str, str], int] = {
     ("member", "emails"): 4 * 1024,
     ("obligation", "condition"): 8 * 1024,  # 2,000 characters (anchor.conditions.MAX_CONDITION) of any UTF-8
     ("obligation", "action"): 2 * 1024,  # 500 characters
+    ("task", "brief"): 48 * 1024,  # a handoff brief is at most 48 KiB
+    ("task", "test"): 2 * 1024,
+    ("prepared", "question"): 4 * 1024,
 }
 MAX_INT = 2**63 - 1  # what SQLite and every JSON reader hold exactly
 
@@ -330,6 +392,10 @@ def _type_ok(kind: str, value: Any) -> bool:
             return value in GATE_BRANCHES
         case "urgency":
             return value in URGENCIES
+        case "prepared-state":
+            return value in PREPARED_STATES
+        case "standing-state":
+            return value in STANDING_STATES
         case "hex":
             return is_hex64(value)
         case "gesture":

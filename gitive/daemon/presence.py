@@ -117,14 +117,20 @@ def collect(conn: sqlite3.Connection, taken_by_peers: set[str], now: int | None 
     return out
 
 
-def snapshot(me: str, person: str, machine_name: str, sessions: list[dict[str, Any]]) -> dict[str, Any]:
-    """What is published: metadata only (the local repo path becomes its directory name)."""
+def snapshot(me: str, person: str, machine_name: str, sessions: list[dict[str, Any]],
+             resolved: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """What is published: metadata only (the local repo path becomes its directory name; stuck and resolved
+    failures only as signature hashes, gitive/daemon/stuck.py)."""
     public = []
     for s in sessions:
         public.append({k: s[k] for k in ("name", "harness", "project", "repo_label", "branch", "head", "files",
                                          "modified", "turn", "doing", "started", "last_seen")}
-                      | {"address": f"{person}/{s['name']}", "claims": s.get("claims") or []})
-    return {"machine": me, "person": person, "machine_name": machine_name, "sessions": public}
+                      | {"address": f"{person}/{s['name']}", "claims": s.get("claims") or []}
+                      | ({"stuck": list(s["stuck"])} if s.get("stuck") else {}))
+    snap = {"machine": me, "person": person, "machine_name": machine_name, "sessions": public}
+    if resolved:
+        snap["resolved"] = list(resolved)
+    return snap
 
 
 def publish(hive: Hive, snap: dict[str, Any]) -> bool:

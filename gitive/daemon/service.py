@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from gitive.capture import events, locate
 from gitive.core.clock import now_ms
-from gitive.daemon import anchor_items, mailbox, overlap, presence
+from gitive.daemon import anchor_items, mailbox, overlap, presence, stuck
 from gitive.daemon import db as daemon_db
 from gitive.errors import GitiveError, NoTeam
 from gitive.index import queries
@@ -103,7 +103,9 @@ class Service:
                            for s in p.get("sessions") or [] if isinstance(s, dict)}
         sessions = [s for s in presence.collect(db, {n for n in mine_peer_names if n})
                     if _team_of(s.get("repo")) == hive.team_id]  # never publish another team's work
-        return members, person, sessions, presence.snapshot(hive.me, person, members[hive.me]["name"], sessions)
+        resolved = stuck.annotate(db, sessions)  # stuck signatures, as hashes only
+        return members, person, sessions, presence.snapshot(hive.me, person, members[hive.me]["name"], sessions,
+                                                            resolved)
 
     def refresh_presence(self, force: bool = False) -> dict[str, Any]:
         """Recompute this machine's sessions, publish them (at most every 15 s), queue overlap notices."""

@@ -141,3 +141,12 @@ def by_session(events: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any
         if isinstance(session, str) and session:
             out.setdefault(session, []).append(event)
     return out
+
+
+def failing_tests(output: str) -> list[str]:
+    """Every failing test a run's output names (pytest's ``FAILED path::test``, and the like), in order."""
+    found: list[str] = []
+    for name in _FAILED_TEST.findall(output):
+        if name not in found:
+            found.append(name)
+    return found

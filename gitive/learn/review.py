@@ -64,7 +64,8 @@ def accept(draft: dict[str, Any], scope: str = "project") -> str:
     with fresh_index(hive) as (conn, _):
         done = propose(hive, conn, kind=draft["lesson_kind"], text=draft["text"],
                        applicability=draft["applicability"], evidence=list(draft["evidence"]),
-                       tags=["quiet-pass"], scope=scope, symptoms=list(draft["symptoms"]),
+                       tags=["quiet-pass", *([f"signature:{draft['signature']}"] if draft.get("signature") else [])],
+                       scope=scope, symptoms=list(draft["symptoms"]),
                        session=None)
     return done.id
 

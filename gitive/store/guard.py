@@ -29,6 +29,9 @@ from gitive.store.repo import config_get, config_set
 
 HIVE_PREFIX = "refs/hive/"
 TEAM_KEY = "hive.team"
+ANCHOR_KEY = "hive.anchorGuard"  # the anchor option: machine ids of the team's anchors (multi-valued)
+DRAFT_PREFIX = "refs/heads/hive/"
+_BRANCHES = ("refs/heads/", "refs/tags/")
 TEAM_OPTION = "hive-team"
 NO_TEAM = ("this repository's gitive guard has no team id: "
            "run `gitive server install-hook PATH --team <id>` on the server")
@@ -225,14 +228,71 @@ def _learn_team(repo: pygit2.Repository, updates: list[Update], options: Mapping
     return offered if founded else None
 
 
+def _known_tips(repo: pygit2.Repository) -> list[str]:
+    out = []
+    for name, tip in refs.tips(repo, "refs/").items():
+        if name.startswith(_BRANCHES):
+            try:
+                out.append(str(repo[tip].peel(pygit2.Commit).id))
+            except (KeyError, ValueError, pygit2.GitError):
+                continue
+    return out
+
+
+def check_anchor_branches(repo: pygit2.Repository, updates: Iterable[Update], team_id: str | None,
+                          anchors: list[str]) -> list[Rejection]:
+    """The anchor option: new commits on ``refs/heads/hive/*`` must be drafts signed by one of ``anchors``,
+    and new commits on any other branch or tag must not carry the anchor's identity (docs/prepared.md).
+
+    "New" means reachable from the pushed tip and from no branch or tag the repository already has, so
+    landing an approved draft (already on its hive branch) passes, and a commit the anchor made elsewhere
+    does not. Deletions pass.
+    """
+    from gitive.store import drafts
+
+    todo = [u for u in updates if u.new and u.ref.startswith(_BRANCHES)]
+    if not todo:
+        return []
+    known = _known_tips(repo)
+    out = []
+    for update in todo:
+        try:
+            target = str(repo[update.new].peel(pygit2.Commit).id)  # type: ignore[index]
+            fresh = drafts.new_commits(repo, target, known)
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            out.append(Rejection(update.ref, f"could not be checked ({type(exc).__name__}: {exc})"))
+            continue
+        if update.ref.startswith(DRAFT_PREFIX):
+            bad = next((c for c in fresh if team_id is None or drafts.signer_of(c, team_id) not in anchors), None)
+            if bad is not None:
+                out.append(Rejection(update.ref, f"commit {str(bad.id)[:12]} is not a draft signed by the team's "
+                                                 "anchor: only the anchor pushes refs/heads/hive/* (an owner's "
+                                                 "edit goes to refs/heads/hive-edits/<task>)"))
+        else:
+            bad = next((c for c in fresh if drafts.carries_anchor_identity(c)), None)
+            if bad is not None:
+                out.append(Rejection(update.ref, f"commit {str(bad.id)[:12]} carries the anchor's identity: the "
+                                                 "anchor pushes only refs/heads/hive/* (its approved drafts land "
+                                                 "from there)"))
+    return out
+
+
 def review(repo: pygit2.Repository, updates: list[Update], options: Mapping[str, str]) -> list[Rejection]:
     """Resolve the team id (configured, or learned on first use) and check every hive ref update.
 
     A team id learned from this push is stored in ``hive.team`` only when the whole push passes.
     """
+    from gitive.store.repo import config_all
+
+    anchors = config_all(repo, ANCHOR_KEY)
+    branches = check_anchor_branches(repo, updates, config_get(repo, TEAM_KEY), anchors) if anchors else []
     hive = [u for u in updates if u.ref.startswith(HIVE_PREFIX)]
     if not hive:
-        return []
+        return branches
+    return branches + _review_hive(repo, hive, options)
+
+
+def _review_hive(repo: pygit2.Repository, hive: list[Update], options: Mapping[str, str]) -> list[Rejection]:
     configured = config_get(repo, TEAM_KEY)
     if configured is not None and not is_team_id(configured):
         return [Rejection(u.ref, f"{TEAM_KEY} in the server's config is not a team id") for u in hive]
@@ -254,8 +314,6 @@ def main(stdin_text: str, env: Mapping[str, str] | None = None, err: TextIO | No
     env = os.environ if env is None else env
     err = err or sys.stderr
     updates = parse_updates(stdin_text)
-    if not any(u.ref.startswith(HIVE_PREFIX) for u in updates):
-        return 0
     repo_path = Path(env.get("GIT_DIR", ".")).resolve()
     try:
         repo = open_pushed(repo_path, env)

@@ -7,6 +7,7 @@ never overwritten.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -93,10 +94,12 @@ def _write_executable(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def install(path: Path | str, team_id: str | None = None) -> Installed:
+def install(path: Path | str, team_id: str | None = None, anchors: list[str] | None = None) -> Installed:
     """Install (or refresh) the guard in the bare repository ``path``; idempotent.
 
-    Also sets ``receive.advertisePushOptions`` so a client may offer the team id on first use.
+    Also sets ``receive.advertisePushOptions`` so a client may offer the team id on first use. ``anchors``
+    (machine ids) turns on the anchor option (``store/guard.py``: only the anchor's drafts on ``hive/``
+    branches, never its identity elsewhere); an empty list turns it off, None leaves it as it is.
 
     Raises:
         NotARepository: ``path`` is not a bare repository.
@@ -105,7 +108,15 @@ def install(path: Path | str, team_id: str | None = None) -> Installed:
     """
     if team_id is not None and not is_team_id(team_id):
         raise NoTeam(f"{team_id!r} is not a team id (32 lowercase hex characters; `gitive team --json`)")
+    from gitive.core.ids import is_machine_id
+
+    bad = [a for a in anchors or [] if not is_machine_id(a)]
+    if bad:
+        raise GitiveError(f"--anchor {bad[0]!r} is not a machine id (64 hex; `gitive team --json` lists the "
+                          "anchor's)")
     repo = open_bare(path)
+    if anchors and team_id is None and config_get(repo, TEAM_KEY) is None:
+        raise NoTeam("--anchor needs the team id too (--team): the anchor's drafts are signed for that team")
     directory = hooks_dir(repo)
     directory.mkdir(parents=True, exist_ok=True)
     hook, legacy = directory / HOOK, directory / LEGACY
@@ -119,6 +130,14 @@ def install(path: Path | str, team_id: str | None = None) -> Installed:
     if team_id is not None:
         config_set(repo, TEAM_KEY, team_id)
     config_set(repo, "receive.advertisePushOptions", "true")
+    if anchors is not None:
+        from gitive.store.guard import ANCHOR_KEY
+        from gitive.store.repo import config_add
+
+        with contextlib.suppress(KeyError, pygit2.GitError):
+            repo.config.delete_multivar(ANCHOR_KEY, ".*")
+        for machine in anchors:
+            config_add(repo, ANCHOR_KEY, machine)
     return Installed(hook, kept, config_get(repo, TEAM_KEY))
 
 

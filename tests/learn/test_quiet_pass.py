@@ -87,7 +87,8 @@ def test_accepting_proposes_the_lesson_and_only_then_a_ref_moves(team_clone: Pat
 
     with fresh_index(open_hive(team_clone)) as (conn, _):
         found = catalog.get(conn, lesson)
-    assert found["state"] == "proposed" and found["tags"] == ["quiet-pass"]
+    # the failure signature rides along, so a session stuck on the same failure is pointed at it (rescue)
+    assert found["state"] == "proposed" and found["tags"] == ["quiet-pass", f"signature:{draft['signature']}"]
     assert [e["kind"] for e in found["evidence"]] == ["event", "event", "event"]
     with store.connect() as conn:
         assert review.rate(conn) == review.Rate(1, 0, 1)  # the promise draft still waits
