@@ -235,7 +235,6 @@ def append_many(
     """
     if len(batch) < BATCH_MIN:
         return [append(repo, key, team_id, log, scope, record, at=at) for record in batch]
-    kinds = [records.check_record(record) for record in batch]
     author = machine_id(key)
     name = refs.log_ref(author, log)
     for attempt in range(CAS_RETRIES):
@@ -245,13 +244,13 @@ def append_many(
         link = prev.hash if prev else None
         stamp = at if at is not None else now_ms()
         built: list[tuple[dict[str, Any], dict[str, Any], bytes]] = []
-        for kind, record in zip(kinds, batch, strict=True):
+        for record in batch:
             seq += 1
             entry = {"v": records.ENTRY_VERSION, "author": author, "log": log, "scope": scope, "seq": seq,
                      "at": stamp, "record": record}
             if link:  # as append: each entry names the previous one's hash
                 entry["prev"] = link
-            records.check_entry(entry)
+            kind = records.check_entry(entry)  # the record's checks too; all before anything is written
             # The envelope's canonical bytes are {"body":…,"by":…,"sig":…} (keys sorted): built from the body's
             # bytes, checked once, rather than checking and encoding the whole envelope again.
             body = canonical.dumps(entry)
