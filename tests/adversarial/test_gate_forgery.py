@@ -118,10 +118,17 @@ def test_an_agent_cannot_set_preferences_or_take_a_gate_live(team: AnchoredTeam)
                  ("gate", "live"), ("gate", "live", "--passphrase-stdin")):
         result = team.alice.run(*args, env={"CLAUDECODE": "1"})
         assert result.code == 1 and "agent harness" in result.err, result
+    # An agent that scrubbed its environment still has no passphrase: a guess opens nothing, writes nothing.
+    for args in (("prefs", "set", "--budget", "50"), ("gate", "live")):
+        result = team.alice.run(*args, "--passphrase-stdin", stdin="hunter2\n")
+        assert result.code == 1 and "passphrase" in result.err and "Traceback" not in result.err, result
     view = _index_view(team.alice)
     assert "alice" not in view["prefs"] and "alice" not in view["live"]
     refused = team.anchor.run("prefs", "set", "--budget", "1", "--passphrase-stdin")
     assert refused.code == 1 and "anchor machine makes no decisions" in refused.err
+    # and the one who has it decides
+    team.alice.decided("gate", "live")
+    assert _index_view(team.alice)["live"]["alice"][0] is True
 
 
 def test_one_noisy_session_cannot_spend_the_whole_budget(team: AnchoredTeam) -> None:

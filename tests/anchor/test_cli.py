@@ -74,6 +74,9 @@ def test_a_person_records_what_someone_else_owes_and_anyone_sees_it(team: Anchor
     before = refs.tip(team.alice.repo, alices)
     one_line_error(team.alice.run("owe", "--when", MERGED.format(branch="x"), "--do", "x", "--owner", "bob"),
                    "passphrase must be typed at a terminal")  # a decision about bob's work: the person key
+    guessed = team.alice.run("owe", "--when", MERGED.format(branch="x"), "--do", "x", "--owner", "bob",
+                             "--passphrase-stdin", stdin="hunter2\n")  # an agent with a scrubbed environment
+    assert guessed.code == 1 and "passphrase" in guessed.err, guessed
     assert refs.tip(team.alice.repo, alices) == before
     record = owe(team.alice, MERGED.format(branch="auth-rotation"), "remove the grace period", "--owner", "bob",
                  "--to", "alice", "--file", "src/auth.py", decide=True)
