@@ -202,7 +202,7 @@ def _write_hour(setup: dict[str, Any], hour: list[tuple[int, int, str, int]], at
     return len(hour), size
 
 
-def day(setup: dict[str, Any], hours: list[list[tuple[int, int, str, int]]], start: int, profile: bool
+def day(setup: dict[str, Any], hours: list[list[tuple[int, int, str, int]]], start: int, profile: int | None
         ) -> dict[str, Any]:
     """24 hourly ticks: write, fetch, ingest (untimed), then the gate (timed)."""
     from gitive.anchor import state
@@ -221,7 +221,7 @@ def day(setup: dict[str, Any], hours: list[list[tuple[int, int, str, int]]], sta
             c.git("fetch", "--quiet", "origin", cwd=anchor["clone"])
             with fresh_index(hive) as (index, _), state.connect(state.path_for(hive.store.path)) as st:
                 gate = Gate(hive, st, index)
-                if profile and h == 7:  # quiet hours ended: held items re-enter beside the hour's proposals
+                if h == profile:
                     import cProfile
                     import pstats
 
@@ -286,7 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--items", type=int, default=10_000, help="candidate items over the day")
     parser.add_argument("--quick", action="store_true", help="5 people, 20 sources, 1,000 items")
     parser.add_argument("--keep", action="store_true", help="keep the temp directory")
-    parser.add_argument("--profile", action="store_true", help="a cProfile of the gate's busiest tick (top 30)")
+    parser.add_argument("--profile", type=int, default=None, metavar="HOUR",
+                        help="a cProfile (top 30) of the gate's run at this hour (7: quiet hours just ended)")
     args = parser.parse_args(argv)
     if args.quick:
         args.people, args.sources, args.items = 5, 20, 1000

@@ -58,6 +58,7 @@ class Gate:
         self._tick: list[Decision] = []
         self._fp: dict[tuple[str, str], str] = {}
         self._used: dict[tuple[str, str, str], int] = {}
+        self._owners: dict[str, str] | None = None  # obligation id -> owner, read once per run
 
     # --- candidates ---------------------------------------------------------------------------------------
 
@@ -244,7 +245,9 @@ class Gate:
         if c is None or c.source.get("kind") != "session" or person is None:
             return
         fallback = c.owner if c.owner in people else person
-        owner, _ = items.owner_of(self.index, repo, list(c.files), list(c.about), fallback)
+        if self._owners is None:
+            self._owners = items.obligation_owners(self.index)
+        owner, _ = items.owner_of(self.index, repo, list(c.files), list(c.about), fallback, self._owners)
         self.offer_candidate(c, owner if owner in people else person)
 
     def _screen(self, messages: list[dict[str, Any]]) -> None:
