@@ -78,10 +78,12 @@ def merge(machine: Machine, branch: str, *, delete: bool = False) -> str:
     return machine.git("rev-parse", "HEAD").strip()
 
 
-def owe(machine: Machine, condition: str, action: str, *args: str, env: dict[str, str | None] | None = None
-        ) -> dict[str, Any]:
-    """``gitive owe --when C --do A ... --json`` on ``machine``; the record written."""
-    result = machine.run("owe", "--when", condition, "--do", action, *args, "--json", env=env)
+def owe(machine: Machine, condition: str, action: str, *args: str, env: dict[str, str | None] | None = None,
+        decide: bool = False) -> dict[str, Any]:
+    """``gitive owe --when C --do A ... --json`` on ``machine``; the record written. ``decide`` gives the
+    person key's passphrase (an obligation for someone else is a person's decision)."""
+    run = machine.decide if decide else machine.run
+    result = run("owe", "--when", condition, "--do", action, *args, "--json", env=env)
     assert result.code == 0, str(result)
     return result.json()["obligation"]
 

@@ -61,3 +61,31 @@ def run_deciding(argv: list[str], home: Path | str | None = None) -> int:
     person_key(home)
     with stdin(PASSPHRASE + "\n"):
         return run([*argv, "--passphrase-stdin"])
+
+
+FORGERIES = ("real", "none", "stranger", "other record", "other machine")  # how a forger gestures a record
+
+
+def gestured_as(record: dict[str, Any], how: str, own: Any, team_id: str, author: str, other_machine: str
+                ) -> dict[str, Any]:
+    """``record`` with the gesture an attacker who holds the machine key can give it, or (``real``) the
+    person's own by ``own``: none, a valid key registered for nobody, the person's real signature made for
+    another record, or made for another machine's log."""
+    from nacl.signing import SigningKey
+
+    from gitive.core import gesture
+    from gitive.core.personkey import LocalSigner
+
+    stranger = LocalSigner(SigningKey(b"s" * 32))
+    if how == "none":
+        return record
+    if how == "real":
+        return gesture.sign(own, team_id, author, record)
+    if how == "stranger":
+        return gesture.sign(stranger, team_id, author, record)
+    if how == "other machine":
+        return gesture.sign(own, team_id, other_machine, record)
+    if how == "other record":
+        lifted = gesture.sign(own, team_id, author, {**record, "note": "a decision the person did make"})
+        return {**record, "gesture": lifted["gesture"]}
+    raise ValueError(how)

@@ -17,9 +17,10 @@ The state in ``anchor.sqlite`` is a cache of the ledger: losing it costs a re-re
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +58,7 @@ class Gate:
         self._tick: list[Decision] = []
         self._fp: dict[tuple[str, str], str] = {}
         self._used: dict[tuple[str, str, str], int] = {}
+        self._owners: dict[str, str] | None = None  # obligation id -> owner, read once per run
 
     # --- candidates ---------------------------------------------------------------------------------------
 
@@ -85,12 +87,13 @@ class Gate:
     def run(self, now: int, changed: bool = True) -> GateReport:
         """Decide every candidate due; ``changed`` false (nothing ingested) skips re-reading the index."""
         report = GateReport()
-        if changed or state.get(self.st, "gate-mirror-ready") is None:
-            ledger.mirror(self.index, self.st)
-            state.put(self.st, "gate-mirror-ready", True, now)
-            self._intake(now)
-        if state.get(self.st, "gate-started") is None:
-            state.put(self.st, "gate-started", now, now)
+        with _transaction(self.st):  # one commit for the mirror and the intake, not one per row
+            if changed or state.get(self.st, "gate-mirror-ready") is None:
+                ledger.mirror(self.index, self.st, self._prefs())
+                state.put(self.st, "gate-mirror-ready", True, now)
+                self._intake(now)
+            if state.get(self.st, "gate-started") is None:
+                state.put(self.st, "gate-started", now, now)
         due = self.st.execute("SELECT id, person, data, state FROM gate_items WHERE state = 'new' OR "
                               "(state = 'held' AND until <= ?) ORDER BY offered, id LIMIT ?",
                               (now, MAX_BATCH)).fetchall()
@@ -100,14 +103,15 @@ class Gate:
             return report
         ctx = self._context(now)
         pending: list[tuple[Candidate, str]] = []
-        for row in due:
-            c, person, _ = self._load(row)
-            if row[3] == "new" and ledger.decided_by(self.st, c.id, self.me):  # decided before a crash
-                self._settle(c.id)
-                continue
-            pending.append((c, person))
-        for person in digest_due:
-            pending.append((digests.note(self.st, self.index, person, ctx.prefs_for(person), now), person))
+        with _transaction(self.st):
+            for row in due:
+                c, person, _ = self._load(row)
+                if row[3] == "new" and ledger.decided_by(self.st, c.id, self.me):  # decided before a crash
+                    self._settle(c.id)
+                    continue
+                pending.append((c, person))
+            for person in digest_due:
+                pending.append((digests.note(self.st, self.index, person, ctx.prefs_for(person), now), person))
         for c, person in pending:
             if person not in people:
                 person = _fallback(self.index, c) or person
@@ -179,28 +183,29 @@ class Gate:
                                    records, at=now)
         self.st.execute("BEGIN")
         try:
-            for d, entry in zip(decisions, entries[first_decision:], strict=True):
-                ledger.remember(self.st, self.me, entry.seq, d, ctx_day(self._prefs(), d.person, now), now)
-                self._advance(d)
+            ledger.remember(self.st, self.me, [(e.seq, d, ctx_day(self._prefs(), d.person, now))
+                                               for d, e in zip(decisions, entries[first_decision:], strict=True)],
+                            now)
+            self._advance(decisions)
+            for d in decisions:
                 report.decided[d.branch] = report.decided.get(d.branch, 0) + 1
                 report.delivered += d.delivered
                 if len(report.decisions) < 50:
                     report.decisions.append({"item": d.item.id, "person": d.person, "branch": d.branch,
                                              "rule": d.rule, "shadow": d.shadow})
-            self.st.execute("UPDATE gate_items SET written = 1 WHERE id IN (SELECT item FROM gate_decisions "
-                            "WHERE anchor = ?) AND written = 0", (self.me,))
+            self.st.executemany("UPDATE gate_items SET written = 1 WHERE id = ? AND written = 0",
+                                [(d.item.id,) for d in decisions])
             self.st.execute("COMMIT")
         except BaseException:
             self.st.execute("ROLLBACK")
             raise
         report.written = len(records)
 
-    def _advance(self, d: Decision) -> None:
-        if d.branch == "hold":
-            self.st.execute("UPDATE gate_items SET state = 'held', until = ? WHERE id = ?", (d.until, d.item.id))
-        else:
-            self.st.execute("UPDATE gate_items SET state = 'done', until = NULL WHERE id = ?", (d.item.id,))
-        self.st.execute("UPDATE queue SET state = 'gated' WHERE id = ?", (d.item.id,))
+    def _advance(self, decisions: list[Decision]) -> None:
+        self.st.executemany("UPDATE gate_items SET state = ?, until = ? WHERE id = ?",
+                            [("held", d.until, d.item.id) if d.branch == "hold" else ("done", None, d.item.id)
+                             for d in decisions])
+        self.st.executemany("UPDATE queue SET state = 'gated' WHERE id = ?", [(d.item.id,) for d in decisions])
 
     def _settle(self, item_id: str) -> None:
         """An item this anchor decided before a crash: its state from its last decision, nothing decided again."""
@@ -240,7 +245,9 @@ class Gate:
         if c is None or c.source.get("kind") != "session" or person is None:
             return
         fallback = c.owner if c.owner in people else person
-        owner, _ = items.owner_of(self.index, repo, list(c.files), list(c.about), fallback)
+        if self._owners is None:
+            self._owners = items.obligation_owners(self.index)
+        owner, _ = items.owner_of(self.index, repo, list(c.files), list(c.about), fallback, self._owners)
         self.offer_candidate(c, owner if owner in people else person)
 
     def _screen(self, messages: list[dict[str, Any]]) -> None:
@@ -256,6 +263,21 @@ class Gate:
                                                 "security.screening", f"message:{record.get('id')}", person, title,
                                                 entry["at"], about=[{"kind": "message", "id": str(record.get("id"))}]),
                                      person)
+
+
+@contextlib.contextmanager
+def _transaction(st: sqlite3.Connection) -> Iterator[None]:
+    """One transaction around many small writes to the anchor's state (its connection is in autocommit)."""
+    if st.in_transaction:
+        yield
+        return
+    st.execute("BEGIN")
+    try:
+        yield
+    except BaseException:
+        st.execute("ROLLBACK")
+        raise
+    st.execute("COMMIT")
 
 
 def ctx_day(prefs: dict[str, prefs_mod.Prefs], person: str, now: int) -> str:

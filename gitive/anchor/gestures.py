@@ -1,9 +1,10 @@
 """Person decisions of the gate: preferences (``prefs``) and going live (``gate-live``).
 
-Both are a person's own records and count only as a person's decision: written by one of that person's own
-(non-anchor) machines, at a terminal (``actor: "person"``), and carrying the person's *gesture* (a signature by
-the person key, which an agent cannot unlock; docs/verification.md §3) once the team requires gestures. The
-writer adds the gesture in :func:`signed`; every reader asks :func:`person_records`, so both rules live here.
+Both are a person's own records and count only as that person's decision: written by one of the person's own
+(non-anchor, admitted) machines and carrying the person's *gesture*, a signature by a key registered for them
+(docs/verification.md §3), which an agent with a shell cannot make: it has the machine key, not the passphrase.
+Below a v1 team's migration point no gesture is needed, as for every other decision. The writer adds the
+gesture in :func:`signed`; every reader asks :func:`person_records`, so both rules live here.
 """
 
 from __future__ import annotations
@@ -16,33 +17,32 @@ from typing import TYPE_CHECKING, Any
 from gitive.index.queries import VERIFIED
 
 if TYPE_CHECKING:
+    from gitive.core.personkey import Signer
     from gitive.team.hive import Hive
 
 KINDS = ("prefs", "gate-live")
 
 
-def signed(hive: Hive, record: dict[str, Any], signer: Any | None) -> dict[str, Any]:
-    """``record`` as the person's decision is written: with the gesture of ``signer`` (the unlocked person key)
-    when there is one. Until person keys exist in this code base there is none, and the CLI's terminal check
-    (:func:`gitive.lessons.gate.require_person`) is the person's only proof."""
-    del hive, signer
-    return record
+def signed(hive: Hive, record: dict[str, Any], signer: Signer | None) -> dict[str, Any]:
+    """``record`` as the person's decision is written: with the gesture of ``signer`` (the unlocked person
+    key); unchanged without one (a v1 team not yet migrated, where no decision needs a gesture)."""
+    from gitive.index.deciding import signed as gestured
 
-
-def counts(team_id: str | None, author: str, record: dict[str, Any], role: str) -> bool:
-    """Whether a stored ``prefs`` / ``gate-live`` record counts as its person's decision."""
-    del team_id, author
-    return role != "anchor" and record.get("actor") == "person"
+    return gestured(hive.team_id, hive.me, record, signer)
 
 
 def person_records(conn: sqlite3.Connection, kind: str, team_id: str | None = None
                    ) -> Iterator[tuple[str, str, dict[str, Any]]]:
-    """``(author machine, its person, record)`` of every verified ``kind`` record that counts, oldest first."""
+    """``(author machine, its person, record)`` of every verified ``kind`` record that counts as its
+    person's decision, oldest first: not by an anchor, about the author's own person, with a valid gesture."""
+    from gitive.index.deciding import counts_as_decision  # PyNaCl loads only where a record is judged
+
     sql = VERIFIED.replace("SELECT e.author,", "SELECT m.role, e.author,", 1) + " AND e.kind = ? ORDER BY e.at, e.seq"
     for row in conn.execute(sql, (kind,)):
-        role, author, person, envelope = row[0], row[1], row[8], row[7]
+        role, author, log, seq, person, envelope = row[0], row[1], row[2], row[3], row[8], row[7]
         record = json.loads(envelope)["body"]["record"]
-        if counts(team_id, author, record, role):
+        if role != "anchor" and record.get("person") == person and record.get("actor") == "person" \
+                and counts_as_decision(conn, author, log, seq, person, record, team_id):
             yield author, person, record
 
 
@@ -72,7 +72,7 @@ def person_here(conn: sqlite3.Connection, me: str) -> str:
     return str(row[0])
 
 
-def write(hive: Hive, record: dict[str, Any], signer: Any | None) -> dict[str, Any]:
+def write(hive: Hive, record: dict[str, Any], signer: Signer | None) -> dict[str, Any]:
     """Sign and append a person's gate decision to this machine's team log; the record as written."""
     from gitive.core.records import TEAM_SCOPE
     from gitive.store import logs

@@ -139,16 +139,15 @@ def parse_about(values: list[str]) -> list[dict[str, str]]:
 
 
 def owner_of(conn: sqlite3.Connection, repo: Any, files: list[str], about: list[dict[str, str]],
-             fallback: str | None) -> tuple[str | None, str]:
+             fallback: str | None, owners: dict[str, str] | None = None) -> tuple[str | None, str]:
     """``owner(c)`` from the graph: an obligation it is about (its owner), else the code owner of its files
-    (CODEOWNERS, else whoever committed to them most in 30 days), else ``fallback``; with the reason."""
-    from gitive.index import obligations as table
-
+    (CODEOWNERS, else whoever committed to them most in 30 days), else ``fallback``; with the reason.
+    ``owners`` (obligation id -> owner, :func:`obligation_owners`) spares a query per item in a batch."""
     for a in about:
         if a["kind"] == "obligation":
-            rows = table.rows(conn, "WHERE id = ?", (a["id"],))
-            if rows:
-                return rows[0]["owner"], "owner of the obligation it is about"
+            owner = (owners if owners is not None else obligation_owners(conn, a["id"])).get(a["id"])
+            if owner:
+                return owner, "owner of the obligation it is about"
     if files and repo is not None:
         from gitive.lessons.reviewer import choose
 
@@ -156,6 +155,14 @@ def owner_of(conn: sqlite3.Connection, repo: Any, files: list[str], about: list[
         if found.person:
             return found.person, found.reason
     return fallback, "proposer's person (nothing it cites names an owner)"
+
+
+def obligation_owners(conn: sqlite3.Connection, ident: str | None = None) -> dict[str, str]:
+    """Obligation id -> owner, of every obligation (or the one ``ident``) the index holds."""
+    sql, args = "SELECT id, owner FROM obligations", ()
+    if ident is not None:
+        sql, args = sql + " WHERE id = ?", (ident,)
+    return dict(conn.execute(sql, args).fetchall())
 
 
 def person_of(conn: sqlite3.Connection, machine: str) -> tuple[str | None, str | None]:

@@ -29,32 +29,40 @@ def anchors(index: sqlite3.Connection) -> list[str]:
     return [r[0] for r in index.execute("SELECT machine FROM members WHERE role = 'anchor' ORDER BY machine")]
 
 
-def mirror(index: sqlite3.Connection, st: sqlite3.Connection) -> int:
-    """Copy every anchor's ledger decisions past their cursors into ``gate_decisions``; how many were new."""
-    people = prefs_mod.all_current(index)
+def mirror(index: sqlite3.Connection, st: sqlite3.Connection, people: dict[str, prefs_mod.Prefs]) -> int:
+    """Copy every anchor's ledger decisions past their cursors into ``gate_decisions``; how many were new.
+
+    ``people`` is everyone's preferences (a decision counts in its person's local day). Decisions already
+    there (this anchor's own, :func:`remember` keeps them as it writes) are not parsed again."""
     added = 0
     for anchor in anchors(index):
         key = f"gate-mirror:{anchor}"
         seen = state.get(st, key) or 0
+        known = {r[0] for r in st.execute("SELECT seq FROM gate_decisions WHERE anchor = ? AND seq > ?",
+                                          (anchor, seen))}
         rows = index.execute(_BY_ANCHOR + " AND e.author = ? AND e.log = 'ledger' AND e.kind = 'ledger' "
                              "AND e.seq > ? ORDER BY e.seq", (anchor, seen)).fetchall()
-        last = seen
+        found = []
         for author, _, seq, _, _, at, envelope, _, _ in rows:
+            if seq in known:
+                continue
             r = json.loads(envelope)["body"]["record"]
             p = people.get(r["person"]) or prefs_mod.Prefs(r["person"])
-            cur = st.execute("INSERT OR IGNORE INTO gate_decisions VALUES (?,?,?,?,?,?,?,?,?)",
-                             (author, seq, r["item"], r["person"], r["fingerprint"], r["branch"], r["source"], at,
-                              prefs_mod.day_of(p, at)))
-            added += cur.rowcount
-            last = max(last, seq)
-        if last > seen:
-            state.put(st, key, last, last)
+            found.append((author, seq, r["item"], r["person"], r["fingerprint"], r["branch"], r["source"], at,
+                          prefs_mod.day_of(p, at)))
+        before = st.total_changes
+        st.executemany("INSERT OR IGNORE INTO gate_decisions VALUES (?,?,?,?,?,?,?,?,?)", found)
+        added += st.total_changes - before
+        if rows:
+            state.put(st, key, max(seen, rows[-1][2]), rows[-1][5])
     return added
 
 
-def remember(st: sqlite3.Connection, anchor: str, seq: int, d: Decision, day: str, at: int) -> None:
-    st.execute("INSERT OR IGNORE INTO gate_decisions VALUES (?,?,?,?,?,?,?,?,?)",
-               (anchor, seq, d.item.id, d.person, d.item.fingerprint, d.branch, d.item.source_key, at, day))
+def remember(st: sqlite3.Connection, anchor: str, decided: list[tuple[int, Decision, str]], at: int) -> None:
+    """This anchor's decisions as its ledger holds them: ``(seq, decision, the person's day)``."""
+    st.executemany("INSERT OR IGNORE INTO gate_decisions VALUES (?,?,?,?,?,?,?,?,?)",
+                   [(anchor, seq, d.item.id, d.person, d.item.fingerprint, d.branch, d.item.source_key, at, day)
+                    for seq, d, day in decided])
 
 
 def decided_by(st: sqlite3.Connection, item: str, anchor: str) -> bool:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitive.anchor import conditions
-from gitive.anchor.decisions import person_decision
+from gitive.anchor.decisions import Unlock, needs_gesture, person_decision
 from gitive.anchor.vocabulary import LOCAL, WATCHER, load
 from gitive.core.clock import now_ms
 from gitive.core.ids import is_name
@@ -157,10 +157,11 @@ def check(conn: sqlite3.Connection, me_person: str, draft: Draft, actor: str, no
 
 
 def record(hive: Hive, conn: sqlite3.Connection, draft: Draft, *, actor: str, project: str | None = None,
-           now: int | None = None) -> dict[str, Any]:
+           now: int | None = None, unlock: Unlock | None = None) -> dict[str, Any]:
     """Check and sign a new obligation in this machine's ``team`` log; return the record written.
 
-    ``actor`` is ``"person"`` for a person at a terminal, ``"agent"`` otherwise.
+    ``actor`` is ``"person"`` for a person at a terminal, ``"agent"`` otherwise. An obligation a person records
+    for someone else carries their gesture: ``unlock`` is asked for the person key then.
 
     Raises:
         InvalidRecord: a write-time rule refused it; nothing was written.
@@ -174,8 +175,8 @@ def record(hive: Hive, conn: sqlite3.Connection, draft: Draft, *, actor: str, pr
     if project:
         body["project"] = project
     body["id"] = table.obligation_id(hive.me, body)
-    if actor == "person":
-        body = person_decision(hive, "obligation", body)
+    if needs_gesture(actor, me_person, draft.owner):
+        body = person_decision(hive, conn, body, unlock)
     logs.append(hive.store, hive.key, hive.team_id, "team", TEAM_SCOPE, body, at=now)
     table.refresh(conn)
     return body
@@ -200,8 +201,10 @@ def resolve(conn: sqlite3.Connection, prefix: str) -> dict[str, Any]:
 
 
 def change(hive: Hive, conn: sqlite3.Connection, prefix: str, state: str, *, actor: str,
-           expires_in_ms: int = DEFAULT_EXPIRES_MS, note: str | None = None, now: int | None = None) -> dict[str, Any]:
-    """Mark an obligation done, cancel it or renew it (signed); return the state record written.
+           expires_in_ms: int = DEFAULT_EXPIRES_MS, note: str | None = None, now: int | None = None,
+           unlock: Unlock | None = None) -> dict[str, Any]:
+    """Mark an obligation done, cancel it or renew it (signed); return the state record written. A person
+    changing an obligation someone else owns signs with their gesture (``unlock`` asks for the key).
 
     Raises:
         GitiveError: no such obligation, it is not open, or this machine may not change it.
@@ -226,8 +229,8 @@ def change(hive: Hive, conn: sqlite3.Connection, prefix: str, state: str, *, act
         body["expires"] = now + expires_in_ms
     if note:
         body["note"] = " ".join(note.split())[:500]
-    if actor == "person":
-        body = person_decision(hive, "obligation-state", body)
+    if needs_gesture(actor, me_person, found["owner"]):
+        body = person_decision(hive, conn, body, unlock)
     logs.append(hive.store, hive.key, hive.team_id, "team", TEAM_SCOPE, body, at=now)
     table.refresh(conn)
     return body

@@ -8,6 +8,7 @@ an integer, a string, a boolean or a list (no floats).
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
 from dataclasses import dataclass, field, replace
@@ -78,6 +79,7 @@ class Prefs:
         return None
 
 
+@functools.lru_cache(maxsize=256)
 def zone(name: str) -> ZoneInfo:
     try:
         return ZoneInfo(name)
@@ -114,7 +116,12 @@ def quiet_end(prefs: Prefs, now: int) -> int | None:
 
 def day_of(prefs: Prefs, now: int) -> str:
     """The person's local date (the budget's day begins at their midnight)."""
-    return _local(prefs, now).strftime("%Y-%m-%d")
+    return _day(prefs.tz, now // 60_000)
+
+
+@functools.lru_cache(maxsize=4096)
+def _day(tz: str, minute: int) -> str:  # every zone's offset today is whole minutes: one answer per minute
+    return datetime.fromtimestamp(minute * 60, zone(tz)).date().isoformat()
 
 
 def digest_time(prefs: Prefs, now: int) -> int:

@@ -1,8 +1,8 @@
 """``gitive prefs``, ``gitive why``, ``gitive digest``, ``gitive gate report|live``: a person and the anchor's gate.
 
-Setting preferences and going live are a person's decisions: at a terminal, with their gesture (the two
-functions :func:`_prefs_gesture` and :func:`_live_gesture` are where it is asked for). Everything else reads
-the replicated ledger.
+Setting preferences and going live are a person's decisions: at a terminal, signed with their person key's
+gesture (:func:`_unlock`; readers refuse them without one, ``gitive/anchor/gestures.py``). Everything else
+reads the replicated ledger.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 import typer
 
 from gitive.cli.output import console, emit_json
+from gitive.cli.person import passphrase_stdin as passphrase_option
 
 prefs_app = typer.Typer(help="Your gate preferences: quiet hours, daily budget, alarms, mutes, channels.\n\n"
                              "Example: gitive prefs set --quiet 22:00-07:00 --tz Europe/Berlin --budget 6",
@@ -22,8 +23,6 @@ digest_app = typer.Typer(help="Your digest: what the gate held, silenced or put 
 gate_app = typer.Typer(help="The anchor's gate for you: shadow mode's record, and going live.\n\n"
                             "Example: gitive gate report", no_args_is_help=True)
 
-STDIN_HELP = ("Read the passphrase of your person key from the first line of stdin (scripts, tests): anyone who "
-              "can read that input can decide as you.")
 
 
 def register(app: typer.Typer) -> None:
@@ -54,28 +53,20 @@ def _opened() -> Any:
 # --- the person's gesture -------------------------------------------------------------------------------------
 
 
-def _gesture(purpose: str, scripted: bool) -> Any:
-    """The unlocked person key for one decision, or None where none exists yet (the terminal check stands)."""
-    from gitive.lessons.gate import NotAPerson, agent_variables, require_person
+def _unlock(conn: Any, hive: Any, purpose: str, scripted: bool) -> Any:
+    """This person's unlocked key for one decision, once sure it will count (None in a v1 team not migrated,
+    where no key exists yet): the key opens only with the passphrase, which an agent does not have.
 
-    if scripted:
-        found = agent_variables()
-        if found:
-            raise NotAPerson(f"{purpose} needs a person, and this environment shows an agent harness "
-                             f"({', '.join(found)}): run it yourself in your own terminal")
-        return None
-    require_person(purpose)
-    return None
+    Raises:
+        NotAllowed: an anchor machine, no person key where one is needed, or not the registered one.
+    """
+    from gitive.cli.person import signer_if_any
+    from gitive.index import deciding
 
-
-def _prefs_gesture(scripted: bool) -> Any:
-    """The gesture for ``gitive prefs set``."""
-    return _gesture("setting your gate preferences", scripted)
-
-
-def _live_gesture(scripted: bool) -> Any:
-    """The gesture for ``gitive gate live``."""
-    return _gesture("taking your gate live", scripted)
+    deciding.decider(conn, hive.me, None, key_known=False)
+    signer = signer_if_any(purpose, scripted)
+    deciding.decider(conn, hive.me, signer)
+    return signer
 
 
 # --- prefs ----------------------------------------------------------------------------------------------------
@@ -136,7 +127,7 @@ def prefs_set(
     unmute_kind: list[str] = typer.Option([], "--unmute-kind", help="Undo a --mute-kind."),
     digest_at: str | None = typer.Option(None, "--digest-at", help="When your digest comes, HH:MM in your time "
                                                                    "zone (default 08:00)."),
-    passphrase_stdin: bool = typer.Option(False, "--passphrase-stdin", help=STDIN_HELP),
+    passphrase_stdin: bool = passphrase_option(),
     as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> int:
     """Change your gate preferences: a signed record of your own, at your terminal. Floors (security
@@ -149,27 +140,29 @@ def prefs_set(
     from gitive.anchor import gestures
     from gitive.anchor import prefs as prefs_mod
     from gitive.index.refresh import fresh_index
+    from gitive.lessons.gate import require_person
 
+    require_person("setting your gate preferences", passphrase_stdin)
     hive, opened = _opened()
     with opened as (conn, _):
         person = gestures.person_here(conn, hive.me)
         old = prefs_mod.current(conn, person, hive.team_id)
-    changes: dict[str, Any] = {}
-    if quiet is not None:
-        changes["quiet"] = prefs_mod.parse_quiet(quiet)
-    for name, value in (("tz", tz), ("budget", budget), ("share", share), ("alarms", alarms),
-                        ("digest_at", digest_at)):
-        if value is not None:
-            changes[name] = value
-    for name, value in (("channel", channel), ("alarm_channel", alarm_channel)):
-        if value is not None:
-            changes[name] = tuple(dict.fromkeys(v.strip() for v in value.split(",") if v.strip()))
-    changes["muted_sources"] = tuple(m for m in dict.fromkeys((*old.muted_sources, *mute_source))
-                                     if m not in unmute_source)
-    changes["muted_kinds"] = tuple(m for m in dict.fromkeys((*old.muted_kinds, *mute_kind)) if m not in unmute_kind)
-    new = replace(old, **changes, _zone=None)
-    prefs_mod.check(new)  # every value checked before anything is asked or written
-    signer = _prefs_gesture(passphrase_stdin)
+        changes: dict[str, Any] = {}
+        if quiet is not None:
+            changes["quiet"] = prefs_mod.parse_quiet(quiet)
+        for name, value in (("tz", tz), ("budget", budget), ("share", share), ("alarms", alarms),
+                            ("digest_at", digest_at)):
+            if value is not None:
+                changes[name] = value
+        for name, value in (("channel", channel), ("alarm_channel", alarm_channel)):
+            if value is not None:
+                changes[name] = tuple(dict.fromkeys(v.strip() for v in value.split(",") if v.strip()))
+        changes["muted_sources"] = tuple(m for m in dict.fromkeys((*old.muted_sources, *mute_source))
+                                         if m not in unmute_source)
+        changes["muted_kinds"] = tuple(m for m in dict.fromkeys((*old.muted_kinds, *mute_kind)) if m not in unmute_kind)
+        new = replace(old, **changes, _zone=None)
+        prefs_mod.check(new)  # every value checked before anything is asked or written
+        signer = _unlock(conn, hive, "to set your gate preferences", passphrase_stdin)
     ts = max(_now(), old.ts + 1)
     gestures.write(hive, new.record(ts), signer)
     _share(hive)
@@ -371,19 +364,22 @@ def gate_report(days: int = typer.Option(14, "--days", min=1, max=365, help="How
 
 @gate_app.command("live")
 def gate_live(off: bool = typer.Option(False, "--off", help="Go back to shadow: record, send only floors."),
-              passphrase_stdin: bool = typer.Option(False, "--passphrase-stdin", help=STDIN_HELP),
+              passphrase_stdin: bool = passphrase_option(),
               as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> int:
     """Start real delivery for you (your gate leaves shadow mode), at your terminal; --off goes back.
 
     Example: gitive gate live
     """
     from gitive.anchor import gestures
+    from gitive.lessons.gate import require_person
 
+    require_person("taking your gate live", passphrase_stdin)
     hive, opened = _opened()
     with opened as (conn, _):
         person = gestures.person_here(conn, hive.me)
         before = gestures.live_people(conn, hive.team_id).get(person, (False, 0))
-    signer = _live_gesture(passphrase_stdin)
+        signer = _unlock(conn, hive, "to take your gate live" if not off else "to put your gate back in shadow",
+                         passphrase_stdin)
     ts = max(_now(), before[1] + 1)
     gestures.write(hive, {"type": "gate-live", "person": person, "live": not off, "ts": ts, "actor": "person"},
                    signer)

@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from gitive.cli.output import console, emit_json
+from gitive.cli.person import passphrase_stdin
 
 obligation_app = typer.Typer(help="Change an obligation: mark it done, cancel it, renew it.\n\n"
                                   "Example: gitive obligation done 3f2a9c", no_args_is_help=True)
@@ -33,10 +34,18 @@ def deadline_ms(text: str) -> int:
 
 
 def _actor() -> str:
-    """``agent`` when the environment shows an agent harness, else ``person`` (a speed bump, see lessons/gate)."""
+    """``agent`` when the environment shows an agent harness, else ``person`` (a speed bump, see lessons/gate;
+    what makes a person's decision count is the gesture :func:`_unlock` asks for)."""
     from gitive.lessons.gate import agent_variables
 
     return "agent" if agent_variables() else "person"
+
+
+def _unlock(scripted: bool) -> Any:
+    """Asks for the person key when a decision about someone else's obligation needs it (docs/obligations.md)."""
+    from gitive.cli.person import signer_if_any
+
+    return lambda: signer_if_any("to sign a decision about someone else's obligation", scripted)
 
 
 def _when(ms: int | None) -> str:
@@ -58,6 +67,7 @@ def owe(
     files: list[str] = typer.Option([], "--file", help="A file it touches (repeatable): sessions working on it "
                                                        "see it on their card."),
     no_push: bool = typer.Option(False, "--no-push", help="Sign it but do not sync it now."),
+    stdin: bool = passphrase_stdin(),
     as_json: bool = typer.Option(False, "--json", help="Print the record as JSON."),
 ) -> int:
     """Record an obligation: when the condition becomes true, the anchor puts the action in front of its owner.
@@ -81,7 +91,8 @@ def owe(
         me = conn.execute("SELECT person FROM members WHERE machine = ?", (hive.me,)).fetchone()
         draft = obligations.Draft(owner or (me[0] if me else ""), when, do, to=to, deadline=due,
                                   expires_in_ms=expires_ms, files=files, source={"kind": "cli"})
-        done = obligations.record(hive, conn, draft, actor=_actor(), project=project_id(hive.project))
+        done = obligations.record(hive, conn, draft, actor=_actor(), project=project_id(hive.project),
+                                  unlock=_unlock(stdin))
     report = None if no_push else syncing.run(hive)
     if as_json:
         emit_json({"obligation": done, "synced": bool(report and report.ok)})
@@ -138,7 +149,8 @@ def owed(
     return 0
 
 
-def _change(prefix: str, state: str, note: str | None, as_json: bool, renew_for: str | None = None) -> int:
+def _change(prefix: str, state: str, note: str | None, as_json: bool, stdin: bool, renew_for: str | None = None
+            ) -> int:
     from gitive.anchor import obligations
     from gitive.index import sync as syncing
     from gitive.index.refresh import fresh_index
@@ -147,7 +159,8 @@ def _change(prefix: str, state: str, note: str | None, as_json: bool, renew_for:
     hive = open_hive()
     with fresh_index(hive) as (conn, _):
         extra = {"expires_in_ms": duration_ms(renew_for, "--for")} if renew_for else {}
-        done = obligations.change(hive, conn, prefix, state, actor=_actor(), note=note, **extra)
+        done = obligations.change(hive, conn, prefix, state, actor=_actor(), note=note, unlock=_unlock(stdin),
+                                  **extra)
     report = syncing.run(hive)
     if as_json:
         emit_json({"change": done, "synced": report.ok})
@@ -164,28 +177,31 @@ _JSON = typer.Option(False, "--json", help="Print the signed change as JSON.")
 
 
 @obligation_app.command("done")
-def done(obligation: str = _ID, note: str | None = _NOTE, as_json: bool = _JSON) -> int:
-    """Mark an obligation done (its owner, or any person).
+def done(obligation: str = _ID, note: str | None = _NOTE, stdin: bool = passphrase_stdin(),
+         as_json: bool = _JSON) -> int:
+    """Mark an obligation done (its owner, or any person with their person key).
 
     Example: gitive obligation done 3f2a9c --note "grace period removed in 81c2"
     """
-    return _change(obligation, "done", note, as_json)
+    return _change(obligation, "done", note, as_json, stdin)
 
 
 @obligation_app.command("cancel")
-def cancel(obligation: str = _ID, note: str | None = _NOTE, as_json: bool = _JSON) -> int:
-    """Cancel an obligation (its owner, or any person; an agent cannot cancel one it does not own).
+def cancel(obligation: str = _ID, note: str | None = _NOTE, stdin: bool = passphrase_stdin(),
+           as_json: bool = _JSON) -> int:
+    """Cancel an obligation (its owner, or any person with their person key; an agent cannot cancel one it
+    does not own).
 
     Example: gitive obligation cancel 3f2a9c --note "not needed after all"
     """
-    return _change(obligation, "cancelled", note, as_json)
+    return _change(obligation, "cancelled", note, as_json, stdin)
 
 
 @obligation_app.command("renew")
 def renew(obligation: str = _ID, until: str = typer.Option("7d", "--for", help="How long from now (at most 90d)."),
-          note: str | None = _NOTE, as_json: bool = _JSON) -> int:
-    """Renew an obligation so it does not lapse (its owner, or any person).
+          note: str | None = _NOTE, stdin: bool = passphrase_stdin(), as_json: bool = _JSON) -> int:
+    """Renew an obligation so it does not lapse (its owner, or any person with their person key).
 
     Example: gitive obligation renew 3f2a9c --for 30d
     """
-    return _change(obligation, "renewed", note, as_json, until)
+    return _change(obligation, "renewed", note, as_json, stdin, until)

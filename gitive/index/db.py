@@ -284,6 +284,9 @@ def connect(path: Path, *, readonly: bool = False, steps: list[tuple[str, Any]] 
         conn.close()
 
 
+TEAM_META = "team_id"  # set by the roster merge: the team gestures are bound to
+
+
 def meta_get(conn: sqlite3.Connection, key: str) -> str | None:
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return row[0] if row else None

@@ -11,14 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from gitive.core import gesture
 from gitive.errors import NotAllowed, NoTeam
+from gitive.index.db import TEAM_META, meta_get
 from gitive.team.hive import REMOVED  # one wording for the notice and every refusal
 
 if TYPE_CHECKING:
     from gitive.core.personkey import Signer
 
 __all__ = ["REMOVED", "NotAllowed", "decider", "notices", "signed"]
-
-
 
 
 def gestures_required(conn: sqlite3.Connection) -> bool:
@@ -28,6 +27,21 @@ def gestures_required(conn: sqlite3.Connection) -> bool:
 
 def registered_keys(conn: sqlite3.Connection, person: str) -> list[str]:
     return [r[0] for r in conn.execute("SELECT key FROM person_keys WHERE person = ? ORDER BY key", (person,))]
+
+
+def counts_as_decision(conn: sqlite3.Connection, author: str, log: str, seq: int, person: str,
+                       record: dict[str, Any], team_id: str | None = None) -> bool:
+    """Whether a stored record decides for ``person`` (its author machine's person): its gesture is by a key
+    registered for that person, or it lies at or below the migration point. The roster (author admitted, not an
+    anchor) is the caller's to check, as the ``valid_*`` views do."""
+    exempt = conn.execute("SELECT 1 FROM gesture_exempt WHERE (machine = '*' OR (machine = ? AND log = ?)) "
+                          "AND ? <= seq", (author, log, seq)).fetchone()
+    if exempt is not None:
+        return True
+    if team_id is None:
+        team_id = meta_get(conn, TEAM_META)
+    key = gesture.key_of(team_id, author, record) if team_id else None
+    return key is not None and key in registered_keys(conn, person)
 
 
 def admins(conn: sqlite3.Connection) -> list[str]:

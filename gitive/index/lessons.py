@@ -18,13 +18,12 @@ import pygit2
 from gitive.core import gesture
 from gitive.index import lesson_files
 from gitive.index.bodies import attach_bodies
-from gitive.index.db import meta_get
+from gitive.index.db import TEAM_META, meta_get
 from gitive.index.lesson_state import apply_tombstones, recompute_status
 from gitive.index.lesson_text import refresh_fts
 from gitive.store.logs import Entry
 
 KINDS = ("lesson", "review", "tombstone", "project-member", "citation")
-TEAM_META = "team_id"  # set by the roster merge: the team gestures are bound to
 
 
 def _scope(scope: dict[str, Any]) -> tuple[str, str]:

@@ -7,6 +7,9 @@ enforce here, whatever a writer did (docs/obligations.md):
 - the id is ``blake3([author, record without id])``, so nobody can reuse another obligation's id;
 - the owner is an active roster person, never the anchor; an agent records only its own person's
   obligations (a person, at a terminal, may record what someone else owes);
+- a record acts as a person (``actor: "person"``) only with that person's gesture: a signature by a key
+  registered for the author machine's person (docs/verification.md §3), which an agent with a shell cannot
+  make; without one it is judged by an agent's rules (the ``actor`` column keeps what the record says);
 - ``action`` is at most 500 characters; ``expires`` is at most 90 days after ``created`` (clamped);
 - done, cancel and renew are accepted from the owner's machines or from a person; an agent cannot change an
   obligation it does not own, and nothing an anchor signs changes one;
@@ -30,11 +33,13 @@ MAX_ACTION = 500
 MAX_EXPIRY_MS = 90 * 86_400_000
 DEFAULT_EXPIRY_MS = 7 * 86_400_000
 _META = "obligations-fingerprint"
+_NOT_IN_ID = ("id", "gesture", "endorse")  # gitive.core.gesture.FIELDS, without loading PyNaCl
 
 
 def obligation_id(author: str, record: dict[str, Any]) -> str:
-    """The id an obligation record must carry: blake3 of its author and every other field."""
-    return record_id(author, {k: v for k, v in record.items() if k != "id"})
+    """The id an obligation record must carry: blake3 of its author and every other field but its gesture
+    (which signs the id with the rest)."""
+    return record_id(author, {k: v for k, v in record.items() if k not in _NOT_IN_ID})
 
 
 def fingerprint(conn: sqlite3.Connection) -> str:
@@ -43,9 +48,14 @@ def fingerprint(conn: sqlite3.Connection) -> str:
     newest = conn.execute(f"SELECT MAX(rowid), COUNT(*) FROM entries WHERE kind IN ({marks})", KINDS).fetchone()
     members = conn.execute("SELECT group_concat(machine || role || active || ts, ',') FROM "
                            "(SELECT * FROM members ORDER BY machine)").fetchone()[0]
+    keys = conn.execute("SELECT group_concat(person || key, ',') FROM (SELECT * FROM person_keys ORDER BY 1, 2)"
+                        ).fetchone()[0]
+    exempt = conn.execute("SELECT group_concat(machine || log || seq, ',') FROM "
+                          "(SELECT * FROM gesture_exempt ORDER BY 1, 2)").fetchone()[0]
     quarantine = conn.execute("SELECT group_concat(author || log || quarantined_from, ',') FROM logs "
                               "WHERE quarantined_from IS NOT NULL").fetchone()[0]
-    return hashlib.blake2b(repr((tuple(newest), members, quarantine)).encode(), digest_size=16).hexdigest()
+    marks = (tuple(newest), members, quarantine, keys, exempt, db.meta_get(conn, db.TEAM_META))
+    return hashlib.blake2b(repr(marks).encode(), digest_size=16).hexdigest()
 
 
 def current_fingerprint(conn: sqlite3.Connection) -> str:
@@ -88,6 +98,17 @@ def _roles(conn: sqlite3.Connection) -> tuple[dict[str, str], set[str]]:
     return roles, persons
 
 
+def _actor(conn: sqlite3.Connection, entry: dict[str, Any]) -> str:
+    """``person`` when the entry says so and carries its person's valid gesture, else ``agent``."""
+    from gitive.index import deciding  # PyNaCl loads only when obligations are rebuilt
+
+    record = entry["record"]
+    if record.get("actor") != "person":
+        return "agent"
+    gestured = deciding.counts_as_decision(conn, entry["author"], entry["log"], entry["seq"], entry["person"], record)
+    return "person" if gestured else "agent"
+
+
 def _problem(entry: dict[str, Any], roles: dict[str, str], persons: set[str]) -> str | None:
     record = entry["record"]
     if record["id"] != obligation_id(entry["author"], record):
@@ -96,8 +117,9 @@ def _problem(entry: dict[str, Any], roles: dict[str, str], persons: set[str]) ->
         return "an anchor cannot record obligations"
     if record["owner"] not in persons:
         return f"owner {record['owner']!r} is not an active person of the team"
-    if record["actor"] != "person" and entry["person"] != record["owner"]:
-        return "an agent records only its own person's obligations"
+    if entry["actor"] != "person" and entry["person"] != record["owner"]:
+        return ("an agent records only its own person's obligations" if record["actor"] != "person" else
+                "a person's obligation for someone else needs their gesture (a signature with their person key)")
     if len(record["action"]) > MAX_ACTION:
         return f"its action is over {MAX_ACTION} characters"
     return None
@@ -108,6 +130,7 @@ def _rebuild(conn: sqlite3.Connection) -> None:
         conn.execute(f"DELETE FROM {table}")
     roles, persons = _roles(conn)
     for entry in _entries(conn, "obligation"):
+        entry["actor"] = _actor(conn, entry)
         record = entry["record"]
         created = record["created"]
         expires = min(record["expires"], created + MAX_EXPIRY_MS)
@@ -119,6 +142,7 @@ def _rebuild(conn: sqlite3.Connection) -> None:
              json.dumps(record.get("files") or []), record.get("project"), record["actor"], "open", None, None,
              _problem(entry, roles, persons)))
     for entry in _entries(conn, "obligation-state"):
+        entry["actor"] = _actor(conn, entry)
         _apply_change(conn, entry, roles)
     for entry in _entries(conn, "firing"):
         if roles.get(entry["author"]) != "anchor":
@@ -165,7 +189,9 @@ def _change_refused(entry: dict[str, Any], roles: dict[str, str], row: tuple[Any
         return "an anchor cannot change an obligation"
     if state != "open":
         return f"the obligation is already {state}"
-    if entry["person"] != owner and record["actor"] != "person":
+    if entry["person"] != owner and entry["actor"] != "person":
+        if record["actor"] == "person":
+            return f"to {_verb(record['state'])} an obligation {owner} owns, a person needs their gesture"
         return f"an agent cannot {_verb(record['state'])} an obligation {owner} owns"
     if record["state"] == "renewed" and not isinstance(record.get("expires"), int):
         return "a renewal needs a new expiry"

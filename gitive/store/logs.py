@@ -235,19 +235,22 @@ def append_many(
     """
     if len(batch) < BATCH_MIN:
         return [append(repo, key, team_id, log, scope, record, at=at) for record in batch]
-    kinds = [records.check_record(record) for record in batch]
     author = machine_id(key)
     name = refs.log_ref(author, log)
     for attempt in range(CAS_RETRIES):
         old = refs.tip(repo, name)
         prev = read_entry(repo, old) if old else None
         seq = prev.seq if prev else 0
+        link = prev.hash if prev else None
         stamp = at if at is not None else now_ms()
         built: list[tuple[dict[str, Any], dict[str, Any], bytes]] = []
-        for kind, record in zip(kinds, batch, strict=True):
+        for record in batch:
             seq += 1
-            entry = {"author": author, "log": log, "scope": scope, "seq": seq, "at": stamp, "record": record}
-            records.check_entry(entry)
+            entry = {"v": records.ENTRY_VERSION, "author": author, "log": log, "scope": scope, "seq": seq,
+                     "at": stamp, "record": record}
+            if link:  # as append: each entry names the previous one's hash
+                entry["prev"] = link
+            kind = records.check_entry(entry)  # the record's checks too; all before anything is written
             # The envelope's canonical bytes are {"body":…,"by":…,"sig":…} (keys sorted): built from the body's
             # bytes, checked once, rather than checking and encoding the whole envelope again.
             body = canonical.dumps(entry)
@@ -256,10 +259,12 @@ def append_many(
             if len(data) > MAX_ENTRY_BYTES:
                 raise InvalidRecord(f"entry is {len(data)} bytes, over the {MAX_ENTRY_BYTES} cap")
             built.append((entry, {"body": entry, "by": author, "sig": sig}, data))
+            link = entry_hash(data)
         commits = _import(repo, built, old)
         if refs.set_if_equals(repo, name, old, commits[-1], f"gitive: {summary(built[-1][0])} (+{len(built) - 1})"):
             parents = [old, *commits[:-1]]
-            return [Entry(c, p, env, data) for c, p, (_, env, data) in zip(commits, parents, built, strict=True)]
+            return [Entry(c, p, env, data, entry_hash(data))
+                    for c, p, (_, env, data) in zip(commits, parents, built, strict=True)]
         time.sleep(random.uniform(0.001, 0.005) * (1 + attempt))
     raise RaceLost(f"could not append to {name}: other writers kept moving it; try again")
 

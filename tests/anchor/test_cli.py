@@ -70,10 +70,19 @@ def test_an_action_over_500_characters_is_refused(refusing: AnchoredTeam) -> Non
 
 
 def test_a_person_records_what_someone_else_owes_and_anyone_sees_it(team: AnchoredTeam) -> None:
+    alices = refs.log_ref(team.alice.id, "team")
+    before = refs.tip(team.alice.repo, alices)
+    one_line_error(team.alice.run("owe", "--when", MERGED.format(branch="x"), "--do", "x", "--owner", "bob"),
+                   "passphrase must be typed at a terminal")  # a decision about bob's work: the person key
+    guessed = team.alice.run("owe", "--when", MERGED.format(branch="x"), "--do", "x", "--owner", "bob",
+                             "--passphrase-stdin", stdin="hunter2\n")  # an agent with a scrubbed environment
+    assert guessed.code == 1 and "passphrase" in guessed.err, guessed
+    assert refs.tip(team.alice.repo, alices) == before
     record = owe(team.alice, MERGED.format(branch="auth-rotation"), "remove the grace period", "--owner", "bob",
-                 "--to", "alice", "--file", "src/auth.py")
+                 "--to", "alice", "--file", "src/auth.py", decide=True)
     assert (record["owner"], record["to"], record["actor"], record["files"]) == ("bob", "alice", "person",
                                                                                  ["src/auth.py"])
+    assert record["gesture"]["key"] == team.alice.signer.public
     team.bob.ok("sync")
     [shown] = owed(team.bob, "--person", "bob")
     assert shown["id"] == record["id"] and shown["evaluation"]["value"] == "unsatisfied"
@@ -96,7 +105,8 @@ def test_done_cancel_and_renew_follow_who_may(team: AnchoredTeam) -> None:
     one_line_error(team.alice.run("obligation", "cancel", first["id"][:8], env=AGENT),
                    "an agent cannot cancel an obligation bob owns")
     one_line_error(team.alice.run("obligation", "done", first["id"][:8], env=AGENT), "cannot mark done")
-    team.alice.ok("obligation", "cancel", first["id"][:8], "--note", "not needed")  # a person may
+    one_line_error(team.alice.run("obligation", "cancel", first["id"][:8]), "passphrase must be typed")
+    team.alice.decided("obligation", "cancel", first["id"][:8], "--note", "not needed")  # a person, with her key
     team.bob.ok("obligation", "done", second["id"][:8], env=AGENT)  # the owner's own agent may
     team.bob.ok("sync")
     shown = {o["id"]: o["status"] for o in owed(team.bob, "--all")}

@@ -79,7 +79,7 @@ def test_two_anchors_split_deliver_at_most_twice_record_both_and_show_once(team:
     from gitive.daemon import anchor_items
 
     second = _second_anchor(team)
-    team.bob.ok("gate", "live", "--passphrase-stdin")
+    team.bob.decided("gate", "live")
     push_branch(team.alice, "shared-work")
     owe(team.bob, MERGED.format(branch="shared-work"), "ship the shared work", "--to", "alice")
     one, two = Ticker(team.anchor), Ticker(second)
@@ -108,7 +108,7 @@ def test_two_anchors_split_deliver_at_most_twice_record_both_and_show_once(team:
 
 def test_a_second_anchor_that_saw_the_first_records_a_duplicate(team: AnchoredTeam) -> None:
     second = _second_anchor(team)
-    team.bob.ok("gate", "live", "--passphrase-stdin")
+    team.bob.decided("gate", "live")
     push_branch(team.alice, "later-work")
     owe(team.bob, MERGED.format(branch="later-work"), "follow up", "--to", "alice")
     one, two = Ticker(team.anchor), Ticker(second)

@@ -20,6 +20,7 @@ from typing import Any
 from testing import live
 from testing.anchor import MERGED, AnchoredTeam, firing_entries, merge, owe, push_branch
 from testing.machines import Machine
+from testing.people import PASSPHRASE
 from tests.anchor.test_gate_tick import ledger_entries
 from tests.anchor.test_process import GITIVE, _anchor_process, _env
 
@@ -76,7 +77,7 @@ def test_an_obligation_reaches_the_persons_session_at_its_next_turn_and_quiet_ho
     now = int(time.time() * 1000)
     clock = tmp_path / "clock"
     subprocess.run([str(GITIVE), "gate", "live", "--passphrase-stdin"], cwd=team.bob.clone, env=_env(team.bob),
-                   input="\n", text=True, check=True, capture_output=True, timeout=120)
+                   input=PASSPHRASE + "\n", text=True, check=True, capture_output=True, timeout=120)
     for branch in ("first-work", "second-work"):
         push_branch(team.alice, branch, path=f"{branch}.py")
     first = owe(team.bob, MERGED.format(branch="first-work"), "tell alice the first work is in", "--to", "alice")
@@ -101,8 +102,8 @@ def test_an_obligation_reaches_the_persons_session_at_its_next_turn_and_quiet_ho
         # Quiet hours on the anchor's clock, from an hour ago to two hours ahead.
         start, end = (time.strftime("%H:%M", time.gmtime(now / 1000 + d)) for d in (-3600, 7200))
         subprocess.run([str(GITIVE), "prefs", "set", "--quiet", f"{start}-{end}", "--tz", "UTC",
-                        "--passphrase-stdin"], cwd=team.bob.clone, env=_env(team.bob), input="\n", text=True,
-                       check=True, capture_output=True, timeout=120)
+                        "--passphrase-stdin"], cwd=team.bob.clone, env=_env(team.bob), input=PASSPHRASE + "\n",
+                       text=True, check=True, capture_output=True, timeout=120)
         live.wait_for(lambda: _anchor_has_prefs(team.anchor), "the anchor to read bob's quiet hours", timeout=60)
         merge(team.alice, "second-work")
         held = live.wait_for(lambda: [e for e in ledger_entries(team.anchor) if e["branch"] == "hold"],

@@ -23,7 +23,7 @@ def ledger_entries(machine: Machine) -> list[dict[str, Any]]:
 
 
 def live(machine: Machine) -> None:
-    machine.ok("gate", "live", "--passphrase-stdin")
+    machine.decided("gate", "live")
 
 
 def test_a_fired_obligation_is_decided_once_and_in_shadow_nothing_is_shown(team: AnchoredTeam) -> None:
@@ -70,7 +70,7 @@ def test_quiet_hours_hold_an_item_and_it_re_enters_when_they_end(team: AnchoredT
     now = int(time.time() * 1000)
     start = time.strftime("%H:%M", time.gmtime(now / 1000 - 3600))
     end = time.strftime("%H:%M", time.gmtime(now / 1000 + 2 * 3600))
-    team.bob.ok("prefs", "set", "--quiet", f"{start}-{end}", "--tz", "UTC", "--passphrase-stdin")
+    team.bob.decided("prefs", "set", "--quiet", f"{start}-{end}", "--tz", "UTC")
     live(team.bob)
     push_branch(team.alice, "night-work")
     owe(team.bob, MERGED.format(branch="night-work"), "review the night work", "--to", "alice")
