@@ -44,19 +44,28 @@ def cited(evidence: Any) -> dict[str, int]:
 
 
 def add(conn: sqlite3.Connection, lesson: str, paths: dict[str, int]) -> None:
-    """Record that ``lesson`` cites ``paths`` (idempotent: a path already recorded for it is skipped)."""
+    """Record that ``lesson`` cites ``paths`` (idempotent: a path already recorded for it is skipped).
+
+    A lesson already indexed for search loses its search row first (its cited path words are part of what
+    it indexed, and that row is deleted by what it indexed): the next refresh indexes it again.
+    """
+    from gitive.index.lesson_text import drop_text  # not at the top: the hook imports this module
+
     row = conn.execute("SELECT rowid FROM lessons WHERE id = ?", (lesson,)).fetchone()
     if row is None or not paths:
         return
-    for path, via in sorted(paths.items()):
+    known = {p for (p,) in conn.execute("SELECT p.path FROM lesson_files f JOIN paths p ON p.id = f.path "
+                                        "WHERE f.lesson = ?", (row[0],))}
+    fresh = sorted((path, via) for path, via in paths.items() if path not in known)
+    if fresh and conn.execute("SELECT 1 FROM lesson_text WHERE lesson = ?", (lesson,)).fetchone():
+        drop_text(conn, lesson)
+    for path, via in fresh:
         directory, name = split(path)
         conn.execute("INSERT OR IGNORE INTO paths(path, dir, name, lessons) VALUES (?, ?, ?, 0)",
                      (path, directory, name))
         (pid,) = conn.execute("SELECT id FROM paths WHERE path = ?", (path,)).fetchone()
-        before = conn.total_changes
-        conn.execute("INSERT OR IGNORE INTO lesson_files(path, lesson, via) VALUES (?, ?, ?)", (pid, row[0], via))
-        if conn.total_changes > before:
-            conn.execute("UPDATE paths SET lessons = lessons + 1 WHERE id = ?", (pid,))
+        conn.execute("INSERT INTO lesson_files(path, lesson, via) VALUES (?, ?, ?)", (pid, row[0], via))
+        conn.execute("UPDATE paths SET lessons = lessons + 1 WHERE id = ?", (pid,))
 
 
 def files_of(conn: sqlite3.Connection, lesson_rowids: Iterable[int]) -> dict[int, list[str]]:
