@@ -13,6 +13,7 @@ from typing import Any
 
 from gitive.core import canonical
 from gitive.index import db as index_db
+from gitive.index import entries as entry_rows
 from gitive.index import lessons as lesson_tables
 from gitive.index.problems import Report
 from gitive.index.roster import recompute_roster
@@ -33,14 +34,16 @@ def build(envelopes: list[dict[str, Any]], team_id: str, founder: str,
         body = env["body"]
         raw = canonical.dumps(env).decode()
         commit = f"{body['author'][:20]}{body['log'][:4]:0<4}{body['seq']:016d}"
-        conn.execute("INSERT OR IGNORE INTO entries(author, log, seq, commit_id, kind, at, scope, envelope) "
-                     "VALUES (?,?,?,?,?,?,?,?)", (body["author"], body["log"], body["seq"], commit,
-                                                  body["record"]["type"], body["at"],
-                                                  json.dumps(body["scope"], sort_keys=True), raw))
+        entry = Entry(commit, None, env, raw.encode())
+        conn.execute("INSERT OR IGNORE INTO entries(author, log, seq, commit_id, kind, at, scope, envelope, hash) "
+                     "VALUES (?,?,?,?,?,?,?,?,?)", (body["author"], body["log"], body["seq"], commit,
+                                                    body["record"]["type"], body["at"],
+                                                    json.dumps(body["scope"], sort_keys=True),
+                                                    entry_rows.stored_envelope(entry), entry.hash))
         conn.execute("INSERT INTO logs VALUES (?, ?, ?, ?, NULL) ON CONFLICT(author, log) DO UPDATE SET "
                      "hwm = MAX(hwm, excluded.hwm)", (body["author"], body["log"], body["seq"], commit))
         if body["record"]["type"] in lesson_tables.KINDS:
-            lesson_tables.project_entry(conn, Entry(commit, None, env, raw.encode()))
+            lesson_tables.project_entry(conn, entry)
             record = body["record"]
             touched.add(record.get("id") or record.get("about") or record.get("lesson") or "")
     report = Report()

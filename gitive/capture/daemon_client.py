@@ -23,12 +23,19 @@ def _within(budget: float, deadline: Deadline | None) -> float:
     return budget if deadline is None else min(budget, deadline.left())
 
 
-def request(message: dict[str, Any], budget: float = 0.15, deadline: Deadline | None = None
-            ) -> dict[str, Any] | None:
-    """Send one request and read one reply line, or None when the daemon does not answer in time.
+class Call:
+    """A request sent and not yet answered: the daemon works on it while the caller does its own work."""
 
-    Connecting, sending and reading share one budget: ``budget`` seconds, and never past ``deadline``.
-    """
+    __slots__ = ("end", "sock")
+
+    def __init__(self, sock: Any, end: float) -> None:
+        self.sock, self.end = sock, end
+
+
+def ask(message: dict[str, Any], budget: float = 0.15, deadline: Deadline | None = None) -> Call | None:
+    """Connect and send one request now; :func:`answer` reads its reply later (None: no daemon, or it did not
+    take the request in time). Connecting, sending and the later reading share ``budget`` seconds, never past
+    ``deadline``."""
     path = gitive_home() / SOCKET
     budget = _within(budget, deadline)
     if budget <= 0 or not path.exists():
@@ -36,11 +43,28 @@ def request(message: dict[str, Any], budget: float = 0.15, deadline: Deadline | 
     import socket
 
     end = time.monotonic() + budget
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(budget)
-            sock.connect(str(path))
-            _send(sock, json.dumps(message).encode() + b"\n", end)
+        sock.settimeout(budget)
+        sock.connect(str(path))
+        _send(sock, json.dumps(message).encode() + b"\n", end)
+    except OSError:
+        sock.close()
+        return None
+    return Call(sock, end)
+
+
+def answer(call: Call | None, deadline: Deadline | None = None) -> dict[str, Any] | None:
+    """The reply line to ``call``, or None when it does not come within the call's budget (or ``deadline``).
+
+    The connection is closed either way: a daemon that answers later finds nobody and puts handed-out items
+    back in the queue.
+    """
+    if call is None:
+        return None
+    end = call.end if deadline is None else min(call.end, time.monotonic() + max(0.0, deadline.left()))
+    try:
+        with call.sock as sock:
             buf = b""
             while not buf.endswith(b"\n"):
                 left = end - time.monotonic()
@@ -55,6 +79,15 @@ def request(message: dict[str, Any], budget: float = 0.15, deadline: Deadline | 
         return reply if isinstance(reply, dict) else None
     except (OSError, ValueError):
         return None
+
+
+def request(message: dict[str, Any], budget: float = 0.15, deadline: Deadline | None = None
+            ) -> dict[str, Any] | None:
+    """Send one request and read one reply line, or None when the daemon does not answer in time.
+
+    Connecting, sending and reading share one budget: ``budget`` seconds, and never past ``deadline``.
+    """
+    return answer(ask(message, budget, deadline), deadline)
 
 
 def notify(message: dict[str, Any], budget: float = 0.05, deadline: Deadline | None = None) -> bool:

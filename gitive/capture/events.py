@@ -10,7 +10,6 @@ rotating takes a lock without waiting, and whoever does not get it leaves the ro
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import time
@@ -21,6 +20,11 @@ from typing import Any
 
 from gitive.capture.redact import redact
 from gitive.core.home import gitive_home
+
+try:  # hashlib would also load OpenSSL's _hashlib, a few ms more for every hook call
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - an interpreter built without it
+    from hashlib import blake2b
 
 CURRENT = "events.jsonl"
 ROTATE_BYTES = 8 * 1024 * 1024
@@ -70,7 +74,7 @@ def event_id(event: dict[str, Any]) -> str:
     else:
         clean = {k: v for k, v in event.items() if k != "event"}
         basis = json.dumps(["content", event["event"]["action"], clean], sort_keys=True, default=str)
-    return hashlib.blake2b(basis.encode(), digest_size=16).hexdigest()
+    return blake2b(basis.encode(), digest_size=16).hexdigest()
 
 
 def make(action: str, *, harness: str | None = None, session: str | None = None, cwd: str | None = None,

@@ -7,7 +7,10 @@ failure must never become a control decision for an agent, nor hold one up.
 
 A teammate's text goes only into a context channel and only whole: lessons and queued items are packed into
 the harness's cap, an item that does not fit waits for the next call, and only what the reply carries is
-acknowledged, after the reply is written.
+acknowledged, after the reply is written. The daemon is asked first, before this call loads the rest of its
+code and reads the index, so it answers meanwhile instead of after (on a loaded machine, the difference
+between carrying a message within the budget and not); lessons still take the cap first, and an item they
+leave no room for is put back in the queue at once.
 """
 
 from __future__ import annotations
@@ -15,14 +18,21 @@ from __future__ import annotations
 import json
 import os
 import re
-import sqlite3
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gitive.capture import daemon_client, events, framing, locate, matching, normalize, owed, sessions
-from gitive.capture.adapters import ADAPTERS
+from gitive.capture import daemon_client
+from gitive.capture.adapters import ADAPTERS, EVENTS
 from gitive.capture.adapters.base import NO_OPINION, Adapter, fits
 from gitive.capture.deadline import Deadline
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from gitive.capture import locate, matching
+
+# The rest of gitive.capture (events, sessions, the index's matching and sqlite3 with it) loads inside
+# ``handle``, after the daemon has been asked for this session's items: it works on them meanwhile.
 
 MAX_STDIN = 8 * 1024 * 1024
 CARD_LESSONS = 5
@@ -33,6 +43,8 @@ CARD_HEAD = ("Team memory for this repository (gitive): lessons teammates' agent
 
 
 def _frame(c: matching.Candidate) -> str:
+    from gitive.capture import framing
+
     extra = {"kind": c.kind}
     if any(r.startswith("hypothesis") for r in c.reasons):
         extra["label"] = "hypothesis: from another project"
@@ -42,6 +54,8 @@ def _frame(c: matching.Candidate) -> str:
 
 def _session_files(session: str | None, cwd: str | None, deadline: Deadline) -> list[str]:
     """Files this session (or, at its start, this working directory) touched in the last 30 minutes."""
+    from gitive.capture import events
+
     since = events.time.time_ns() // 1_000_000 - 30 * 60_000
     seen: list[str] = []
     for event in events.read(since_ms=since, actions=("tool.completed",)):
@@ -58,6 +72,8 @@ def _session_files(session: str | None, cwd: str | None, deadline: Deadline) -> 
 
 def _query(kind: str, event: dict[str, Any], conn: sqlite3.Connection, found: locate.Located, shown: set[str],
            deadline: Deadline) -> list[matching.Candidate]:
+    from gitive.capture import locate, matching
+
     project = locate.project_id(found)
     session = (event.get("session") or {}).get("id")
     if kind == "session-start":
@@ -77,6 +93,10 @@ def _query(kind: str, event: dict[str, Any], conn: sqlite3.Connection, found: lo
 def _lessons(kind: str, event: dict[str, Any], found: locate.Located | None, shown: set[str],
              deadline: Deadline) -> list[matching.Candidate]:
     """The lessons this moment calls for; none when the index is missing, locked or slower than the deadline."""
+    import sqlite3
+
+    from gitive.capture import locate, matching
+
     if found is None or deadline.expired():
         return []
     conn = matching.connect(locate.index_path(found))
@@ -95,6 +115,10 @@ def _lessons(kind: str, event: dict[str, Any], found: locate.Located | None, sho
 
 def _owed(event: dict[str, Any], found: locate.Located | None, deadline: Deadline) -> str:
     """The card's "owed here" lines: open obligations on the files this session works on ("" when none)."""
+    import sqlite3
+
+    from gitive.capture import locate, matching, owed
+
     if found is None or deadline.expired():
         return ""
     conn = matching.connect(locate.index_path(found))
@@ -121,24 +145,36 @@ def _pack(head: str | None, frames: list[str], cap: int) -> tuple[str, int]:
     return (text if taken else ""), taken
 
 
-def _queued(adapter: Adapter, kind: str, session: str, room: int, deadline: Deadline
+def _ask(adapter: Adapter, kind: str, session: str, deadline: Deadline) -> daemon_client.Call | None:
+    """Ask the daemon for this session's items now, for the whole cap: it answers while this call finds its
+    lessons, and :func:`_queued` puts back at once whatever the lessons leave no room for."""
+    return daemon_client.ask({"op": "pending", "harness": adapter.name, "session": session, "hook": kind,
+                              "room": adapter.cap, "cap": adapter.cap, "until": deadline.wall_ms()},
+                             budget=deadline.left(), deadline=deadline)
+
+
+def _queued(adapter: Adapter, session: str, call: daemon_client.Call | None, room: int, deadline: Deadline
             ) -> tuple[list[str], list[str]]:
-    """Items the daemon queued for this session (messages, notices) that fit ``room`` bytes whole."""
-    reply = daemon_client.request({"op": "pending", "harness": adapter.name, "session": session, "hook": kind,
-                                   "room": room, "cap": adapter.cap, "until": deadline.wall_ms()},
-                                  budget=deadline.left(), deadline=deadline)
+    """The items the daemon handed out for this session that fit ``room`` bytes whole, in order; the rest go
+    back in the queue for the next call."""
+    reply = daemon_client.answer(call, deadline)
     texts: list[str] = []
     ids: list[str] = []
+    back: list[str] = []
     used = 0
     for item in (reply or {}).get("items") or []:
         if not (isinstance(item, dict) and isinstance(item.get("frame"), str) and isinstance(item.get("id"), str)):
             continue
         size = len(item["frame"].encode("utf-8", "surrogatepass")) + (len(SEPARATOR) if texts else 0)
-        if used + size > room:
-            break  # an item is delivered whole or not at all; it comes back at a later call
+        if back or used + size > room:
+            back.append(item["id"])  # an item is delivered whole or not at all, and in order
+            continue
         texts.append(item["frame"])
         ids.append(item["id"])
         used += size
+    if back:
+        daemon_client.notify({"op": "unhand", "harness": adapter.name, "session": session, "ids": back},
+                             budget=max(0.0, deadline.left()))
     return texts, ids
 
 
@@ -164,6 +200,8 @@ def _citation_text(kind: str, payload: dict[str, Any], event: dict[str, Any]) ->
 
 def _record_citations(state: dict[str, Any], kind: str, payload: dict[str, Any], event: dict[str, Any],
                       harness: str, session: str | None, cwd: str | None) -> set[str]:
+    from gitive.capture import events
+
     shown = set(state["shown"])
     cited = _cited(_citation_text(kind, payload, event), shown) - set(state.get("cited", []))
     for lesson in sorted(cited):
@@ -181,6 +219,12 @@ def handle(harness: str, kind: str, payload: dict[str, Any], deadline: Deadline 
     """
     deadline = deadline or Deadline(age=0)
     adapter = ADAPTERS[harness]
+    asked = adapter.session_key(payload)
+    mail = bool(asked) and kind in adapter.mail  # elsewhere items wait: never a continuation prompt
+    call = _ask(adapter, kind, asked, deadline) if asked and mail else None
+
+    from gitive.capture import events, locate, normalize, sessions
+
     cwd = adapter.cwd_key(payload)
     found = locate.find(cwd) if cwd else None
     event = events.append(normalize.event_for(adapter, kind, payload, found.toplevel if found else None))
@@ -203,14 +247,13 @@ def handle(harness: str, kind: str, payload: dict[str, Any], deadline: Deadline 
             lessons_text = joined
     texts: list[str] = []
     ids: list[str] = []
-    if session and kind in adapter.mail:  # elsewhere items wait: never a continuation prompt
+    if asked and mail:
         room = adapter.cap - len(lessons_text.encode("utf-8", "surrogatepass")) - (
             len(SEPARATOR) if lessons_text else 0)
-        if room > 0:
-            texts, ids = _queued(adapter, kind, session, room, deadline)
+        texts, ids = _queued(adapter, asked, call, room, deadline)
     context = SEPARATOR.join([t for t in (lessons_text, *texts) if t])
     out = adapter.reply(kind, context or None, payload)
-    ack = {"op": "delivered", "ids": ids, "session": session, "harness": harness} if ids and out != NO_OPINION \
+    ack = {"op": "delivered", "ids": ids, "session": asked, "harness": harness} if ids and out != NO_OPINION \
         else None
     return out, ack
 
@@ -224,7 +267,7 @@ def acknowledge(ack: dict[str, Any] | None, deadline: Deadline) -> None:
 def respond(argv: list[str], stdin: Any, deadline: Deadline) -> tuple[str, dict[str, Any] | None]:
     harness, kind = [*argv, "", ""][:2]
     adapter = ADAPTERS.get(harness)
-    if adapter is None or kind not in normalize.ACTIONS:
+    if adapter is None or kind not in EVENTS:
         print(f"gitive-hook: unknown harness or event {harness!r} {kind!r}", file=sys.stderr)
         return NO_OPINION, None
     try:

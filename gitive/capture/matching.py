@@ -124,10 +124,7 @@ def _error_hits(conn: sqlite3.Connection, error: str | None) -> dict[str, float]
 
 def _exact_file_lessons(conn: sqlite3.Connection, files: list[str], limit: int) -> set[str]:
     """Lessons citing one of ``files`` exactly (a sibling file is not enough to interrupt a tool call)."""
-    found = lesson_files.matches(conn, files, near=False)
-    if not found:
-        return set()
-    weighted = json.dumps([[m.query, m.path, 1.0] for m in found])
+    weighted = lesson_files.weights(conn, files, near=False, rarer=False)
     return set(lesson_files.candidates(conn, weighted, limit))
 
 

@@ -8,7 +8,6 @@ lessons, never its answer.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import time
@@ -19,6 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from gitive.core.home import gitive_home
 
+try:  # hashlib would also load OpenSSL's _hashlib, a few ms more for every hook call
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - an interpreter built without it
+    from hashlib import blake2b
+
 if TYPE_CHECKING:
     from gitive.capture.deadline import Deadline
 
@@ -26,7 +30,7 @@ _POLL_S = 0.002
 
 
 def _path(harness: str, session: str) -> Path:
-    digest = hashlib.blake2b(f"{harness}\0{session}".encode(), digest_size=12).hexdigest()
+    digest = blake2b(f"{harness}\0{session}".encode(), digest_size=12).hexdigest()
     return gitive_home() / "sessions" / f"{harness}-{digest}.json"
 
 

@@ -25,6 +25,10 @@ def handle(service: Service, request: dict[str, Any]) -> dict[str, Any]:
                                 room=_size(request.get("room")), cap=_size(request.get("cap")),
                                 until=request["until"] if isinstance(request.get("until"), int) else None)
         return {"ok": True, "items": items}
+    if op == "unhand":  # handed to a hook whose reply had no room left for them: queued again at once
+        service.unhand(str(request.get("harness", "")), str(request.get("session", "")),
+                       [str(i) for i in request.get("ids") or []])
+        return {"ok": True}
     if op == "delivered":
         ids = [str(i) for i in request.get("ids") or []]
         return {"ok": True, "done": service.delivered(str(request.get("harness", "")),

@@ -22,6 +22,7 @@ from gitive.core import canonical
 from gitive.core.ids import is_machine_id
 from gitive.core.lessons import MAX_SYMPTOM, MAX_SYMPTOMS, MAX_TEXT, body_hash
 from gitive.errors import InvalidRecord
+from gitive.index.lesson_text import drop_text_of_body
 from gitive.store import bodies, refs, snapshots
 from gitive.store.snapshots import Snapshot
 
@@ -224,6 +225,7 @@ def _forget_unserved(conn: sqlite3.Connection, removed: set[str]) -> set[str]:
                             f"body_hash NOT IN (SELECT body_hash FROM body_locations WHERE body_hash IN ({marks}))",
                             batch + batch).fetchall()
         for hash_, lesson in rows:
+            drop_text_of_body(conn, hash_)  # its search rows are deleted by what they indexed: this body
             conn.execute("DELETE FROM lesson_bodies WHERE body_hash = ?", (hash_,))
             gone.add(lesson)
     return gone

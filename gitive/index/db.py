@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -11,6 +12,8 @@ from typing import Any
 from urllib.parse import quote
 
 from gitive.core.clock import now_ms
+
+WAL_KEEP_BYTES = 4 * 1024 * 1024
 
 # Each step runs once, in order, and is recorded; later issues append steps, never edit old ones.
 MIGRATIONS: list[tuple[str, str | Callable[[sqlite3.Connection], None]]] = [
@@ -200,6 +203,10 @@ MIGRATIONS: list[tuple[str, str | Callable[[sqlite3.Connection], None]]] = [
         CREATE TABLE lesson_stats(lesson TEXT PRIMARY KEY, citations INTEGER NOT NULL, successes INTEGER NOT NULL);
         DELETE FROM members
     """),
+    # A smaller index (issue 9 item 7): an entry row keeps only its record of the envelope (the signed bytes
+    # stay in its commit; roster entries keep everything), and the search index keeps neither the text, which
+    # lesson_bodies holds, nor per-row sizes, so BM25 reads no extra row per match (index.lesson_text).
+    ("0010-compact-index", lambda conn: _compact_index(conn)),
 ]
 
 
@@ -234,6 +241,33 @@ def _lesson_search(conn: sqlite3.Connection) -> None:
     for lesson, evidence in conn.execute("SELECT id, evidence FROM lessons").fetchall():
         lesson_files.add(conn, lesson, lesson_files.cited(json.loads(evidence)))
     lesson_text.reindex_all(conn)
+
+
+def _compact_index(conn: sqlite3.Connection) -> None:
+    from gitive.index import entries, lesson_text
+
+    conn.create_function("gitive_stored_envelope", 2, entries.stored_envelope_text, deterministic=True)
+    conn.execute("UPDATE entries SET envelope = gitive_stored_envelope(log, envelope)")
+    lesson_text.make_contentless(conn)
+    for table in ("lesson_status", "lesson_bodies"):
+        _without_rowid(conn, table)
+
+
+def _without_rowid(conn: sqlite3.Connection, table: str) -> None:
+    """Rebuild ``table`` (keyed by a text primary key nothing reads its rowid for) as a WITHOUT ROWID table,
+    so its key is stored once instead of again in an index; whatever columns later steps added come along."""
+    (sql,) = conn.execute("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", (table,)).fetchone()
+    if re.search(r"\)\s*WITHOUT\s+ROWID\s*$", sql, re.IGNORECASE):
+        return
+    indexes = [row[0] for row in conn.execute("SELECT sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = ? "
+                                              "AND sql IS NOT NULL", (table,))]
+    columns = sql[sql.index("("):]  # after CREATE TABLE <name>, however the name is quoted
+    conn.execute(f"CREATE TABLE {table}_v2{columns} WITHOUT ROWID")
+    conn.execute(f"INSERT INTO {table}_v2 SELECT * FROM {table}")
+    conn.execute(f"DROP TABLE {table}")
+    conn.execute(f"ALTER TABLE {table}_v2 RENAME TO {table}")
+    for index in indexes:
+        conn.execute(index)
 
 
 def _blake3_hex(text: str) -> str:
@@ -277,6 +311,9 @@ def connect(path: Path, *, readonly: bool = False, steps: list[tuple[str, Any]] 
         conn = sqlite3.connect(path, timeout=30, isolation_level=None)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
+        # A checkpoint leaves the WAL file at its largest size unless told otherwise: after a big ingest that
+        # would double the index on disk for good.
+        conn.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
         _migrate(conn, MIGRATIONS if steps is None else steps)
     try:
         yield conn

@@ -90,7 +90,7 @@ def diagnose(hive: Hive, conn: sqlite3.Connection) -> list[dict[str, Any]]:
     # A read-only view of the index (`gitive ui`) reports what earlier checks found.
     try:
         conn.execute("BEGIN IMMEDIATE")
-        check_signatures(conn, hive.team_id)
+        check_signatures(conn, hive.team_id, hive.stores())
         conn.execute("COMMIT")
     except sqlite3.OperationalError:
         if conn.in_transaction:

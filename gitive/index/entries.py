@@ -4,24 +4,31 @@ An entry's identity is the hash of its ``entry.json`` bytes (docs/verification.m
 same bytes are one entry; two authentic entries with different hashes for one (author, log, seq) are an
 equivocation: the log is quarantined from that seq, and the other entry's commit is pinned under
 ``refs/hive-pinned/forks/`` so that a rebuild sees the same fork even after a source drops it.
+
+A row keeps what readers need of an entry: its place, kind, time, scope and hash as columns, and as
+``envelope`` only ``{"body":{"record":…}}`` (index step 0010). The signed bytes stay in the entry's commit:
+the background signature check reads them back by commit id. Roster entries keep the whole envelope, since
+the roster is merged from their signatures and signers.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from typing import Any
 
 import pygit2
 
-from gitive.core import signed
+from gitive.core import canonical, signed
+from gitive.errors import InvalidRecord
 from gitive.index import lessons as lesson_tables
 from gitive.index.db import meta_get, meta_set
 from gitive.index.problems import Report, record_problem
-from gitive.store import refs
+from gitive.store import logs, refs
 from gitive.store.logs import Entry
 
-Row = tuple[Any, ...]  # (author, log, seq, commit, kind, at, scope, envelope, hash, sig_checked)
+Row = tuple[Any, ...]  # (author, log, seq, commit, kind, at, scope, envelope, hash, sig_checked, stored envelope)
 COLUMNS = "author, log, seq, commit_id, kind, at, scope, envelope, hash, sig_checked"
 _INSERT = f"INSERT OR IGNORE INTO entries({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)"
 
@@ -40,11 +47,35 @@ def _scope_text(scope: dict[str, Any]) -> str:
     return text
 
 
+FULL_ENVELOPE_LOGS = ("roster",)
+
+
+def stored_envelope(entry: Entry) -> str:
+    """What the ``envelope`` column keeps of ``entry``: the record only, or all of a roster entry."""
+    if entry.body["log"] in FULL_ENVELOPE_LOGS:
+        return entry.raw.decode()
+    return '{"body":{"record":' + canonical.dumps_trusted(entry.body["record"]).decode() + "}}"
+
+
+def stored_envelope_text(log: str, envelope: str) -> str:
+    """``stored_envelope`` of an envelope already in the index (whole or already cut down: kept as it is)."""
+    if log in FULL_ENVELOPE_LOGS:
+        return envelope
+    record = json.loads(envelope)["body"]["record"]
+    return '{"body":{"record":' + canonical.dumps_trusted(record).decode() + "}}"
+
+
+def _stored(row: Row) -> Row:
+    """``row`` as inserted: the kept part of its envelope in place of the whole one (which projecting needs)."""
+    return (*row[:7], row[10], row[8], row[9])
+
+
 def rows_of(entries: list[Entry], checked: tuple[bool, ...] | list[bool] | None = None) -> list[Row]:
-    """Index rows for verified entries; ``checked[i]`` says whether entry i's own signature was verified."""
+    """Index rows for verified entries, whole envelopes included (``insert`` keeps what ``stored_envelope``
+    says); ``checked[i]`` says whether entry i's own signature was verified."""
     flags = checked if checked is not None else [True] * len(entries)
     return [(e.body["author"], e.body["log"], e.body["seq"], e.commit, e.kind, e.body["at"],
-             _scope_text(e.body["scope"]), e.raw.decode(), e.hash, CHECKED if ok else UNCHECKED)
+             _scope_text(e.body["scope"]), e.raw.decode(), e.hash, CHECKED if ok else UNCHECKED, stored_envelope(e))
             for e, ok in zip(entries, flags, strict=True)]
 
 
@@ -66,7 +97,7 @@ def insert(conn: sqlite3.Connection, report: Report, repo: pygit2.Repository, so
     """Insert verified rows of one log, oldest first; stop at an equivocation. Returns the rows inserted."""
     conn.execute("SAVEPOINT entries_insert")
     before = conn.total_changes
-    conn.executemany(_INSERT, rows)
+    conn.executemany(_INSERT, [_stored(row) for row in rows])
     if conn.total_changes - before == len(rows):
         conn.execute("RELEASE entries_insert")
         _project(conn, report, rows)
@@ -77,7 +108,7 @@ def insert(conn: sqlite3.Connection, report: Report, repo: pygit2.Repository, so
     conn.execute("RELEASE entries_insert")
     inserted = 0
     for row in rows:
-        if conn.execute(_INSERT, row).rowcount == 1:
+        if conn.execute(_INSERT, _stored(row)).rowcount == 1:
             _project(conn, report, [row])
             inserted += 1
             continue
@@ -109,28 +140,44 @@ def _equivocation(conn: sqlite3.Connection, report: Report, repo: pygit2.Reposit
                  "SET tip = excluded.tip", (repo.path, fork, commit, seq))
 
 
-def check_signatures(conn: sqlite3.Connection, team_id: str, limit: int | None = None) -> tuple[int, int]:
+def _signed_entry(stores: Sequence[pygit2.Repository], commit: str) -> Entry | None:
+    """The entry of ``commit`` as its commit holds it (None: no store has it, or it no longer reads)."""
+    for repo in stores:
+        try:
+            return logs.read_entry(repo, commit)
+        except InvalidRecord:
+            continue
+    return None
+
+
+def check_signatures(conn: sqlite3.Connection, team_id: str, stores: Sequence[pygit2.Repository],
+                     limit: int | None = None) -> tuple[int, int]:
     """Check the own signatures of entries authenticated by a hash link only (background work, bounded).
 
     An inner signature that fails leaves the entry authentic (its successor vouches for its bytes) but is
-    reported as ``inner-signature``: the author's machine wrote something no honest writer does. Rows are
-    taken in rowid order from a watermark in ``meta`` (no index to keep up on the hot insert path).
+    reported as ``inner-signature``: the author's machine wrote something no honest writer does. The signed
+    bytes are read back from the entry's commit in ``stores`` (the index keeps only the record); an entry
+    whose commit no store holds stays unchecked. Rows are taken in rowid order from a watermark in ``meta``
+    (no index to keep up on the hot insert path).
 
     Returns:
         (entries checked, signatures that failed).
     """
     upto = int(meta_get(conn, "inner-signatures-upto") or 0)
-    sql = ("SELECT rowid, author, log, seq, commit_id, envelope FROM entries WHERE rowid > ? AND sig_checked = 0 "
+    sql = ("SELECT rowid, author, log, seq, commit_id, hash FROM entries WHERE rowid > ? AND sig_checked = 0 "
            "ORDER BY rowid")
     rows = conn.execute(sql + (" LIMIT ?" if limit is not None else ""),
                         (upto, limit) if limit is not None else (upto,)).fetchall()
-    failed = []
-    for rowid, author, log, seq, commit, envelope in rows:
-        entry = entry_of(commit, envelope)
+    checked, failed = [], []
+    for rowid, author, log, seq, commit, digest in rows:
+        entry = _signed_entry(stores, commit)
+        if entry is None or entry.hash != digest:
+            continue
+        checked.append((rowid,))
         env = entry.signed
         if not signed.signature_ok_raw(team_id, entry.kind, env["by"], env["sig"], entry.body_bytes):
             failed.append((rowid, author, log, seq, commit))
-    conn.executemany("UPDATE entries SET sig_checked = 1 WHERE rowid = ?", [(r[0],) for r in rows])
+    conn.executemany("UPDATE entries SET sig_checked = 1 WHERE rowid = ?", checked)
     report = Report()
     for rowid, author, log, seq, commit in failed:
         conn.execute("UPDATE entries SET sig_checked = 2 WHERE rowid = ?", (rowid,))
@@ -138,4 +185,4 @@ def check_signatures(conn: sqlite3.Connection, team_id: str, limit: int | None =
                        "this entry's own signature does not verify; the entry above it vouches for its bytes")
     if rows:
         meta_set(conn, "inner-signatures-upto", str(rows[-1][0]))
-    return len(rows), len(failed)
+    return len(checked), len(failed)

@@ -24,7 +24,7 @@ from gitive.index import lessons as lesson_tables
 from gitive.index.problems import Report, clear_chain_problems, record_problem
 from gitive.index.roster import recompute_roster
 from gitive.store import refs, verify
-from gitive.store.logs import read_entry
+from gitive.store.logs import claimed_seq
 
 Progress = Callable[[int, int], None]
 NOT_ADMITTED = "unknown-signer"  # the same kind doctor reports for entries of machines not on the roster
@@ -152,12 +152,12 @@ PARALLEL_FROM = 20_000  # entries to verify before a second process pays for its
 
 
 def _estimate(conn: sqlite3.Connection, work: list[Work]) -> int:
-    """Roughly how many entries the work holds: each tip's seq minus what the index has of that log."""
+    """Roughly how many entries the work holds: the seq each tip's commit message claims minus what the index
+    has of that log (a malformed tip is found, and reported, by the real walk)."""
     total = 0
     for w in work:
-        try:
-            seq = read_entry(w.repo, w.tip).seq
-        except Exception:  # malformed tips are found (and reported) by the real walk
+        seq = claimed_seq(w.repo, w.tip)
+        if seq is None:
             continue
         have = conn.execute("SELECT hwm FROM logs WHERE author = ? AND log = ?",
                             (w.ref.machine, w.ref.log)).fetchone()

@@ -44,19 +44,28 @@ def cited(evidence: Any) -> dict[str, int]:
 
 
 def add(conn: sqlite3.Connection, lesson: str, paths: dict[str, int]) -> None:
-    """Record that ``lesson`` cites ``paths`` (idempotent: a path already recorded for it is skipped)."""
+    """Record that ``lesson`` cites ``paths`` (idempotent: a path already recorded for it is skipped).
+
+    A lesson already indexed for search loses its search row first (its cited path words are part of what
+    it indexed, and that row is deleted by what it indexed): the next refresh indexes it again.
+    """
+    from gitive.index.lesson_text import drop_text  # not at the top: the hook imports this module
+
     row = conn.execute("SELECT rowid FROM lessons WHERE id = ?", (lesson,)).fetchone()
     if row is None or not paths:
         return
-    for path, via in sorted(paths.items()):
+    known = {p for (p,) in conn.execute("SELECT p.path FROM lesson_files f JOIN paths p ON p.id = f.path "
+                                        "WHERE f.lesson = ?", (row[0],))}
+    fresh = sorted((path, via) for path, via in paths.items() if path not in known)
+    if fresh and conn.execute("SELECT 1 FROM lesson_text WHERE lesson = ?", (lesson,)).fetchone():
+        drop_text(conn, lesson)
+    for path, via in fresh:
         directory, name = split(path)
         conn.execute("INSERT OR IGNORE INTO paths(path, dir, name, lessons) VALUES (?, ?, ?, 0)",
                      (path, directory, name))
         (pid,) = conn.execute("SELECT id FROM paths WHERE path = ?", (path,)).fetchone()
-        before = conn.total_changes
-        conn.execute("INSERT OR IGNORE INTO lesson_files(path, lesson, via) VALUES (?, ?, ?)", (pid, row[0], via))
-        if conn.total_changes > before:
-            conn.execute("UPDATE paths SET lessons = lessons + 1 WHERE id = ?", (pid,))
+        conn.execute("INSERT INTO lesson_files(path, lesson, via) VALUES (?, ?, ?)", (pid, row[0], via))
+        conn.execute("UPDATE paths SET lessons = lessons + 1 WHERE id = ?", (pid,))
 
 
 def files_of(conn: sqlite3.Connection, lesson_rowids: Iterable[int]) -> dict[int, list[str]]:
@@ -129,33 +138,67 @@ def rarity(cited_by: int, total: int) -> float:
 
 
 # Per lesson: the best closeness per query file (weighted by rarity), then the best one plus a quarter of the
-# others, as ``recall_present.file_overlap`` adds them; ``{among}`` optionally narrows to given lessons.
+# others, as ``recall_present.file_overlap`` adds them. Each matched path contributes only its citing lessons
+# from rowid ``cut`` up (a range of the primary key), so a file cited by thousands of lessons costs what its
+# newest few do (see ``weights``).
 _SCORE = """
     WITH q AS (SELECT json_extract(value, '$[0]') AS qf, json_extract(value, '$[1]') AS pid,
-                      json_extract(value, '$[2]') AS w FROM json_each(?1)),
-    per AS (SELECT f.lesson AS lesson, q.qf AS qf, max(q.w) AS w FROM q CROSS JOIN lesson_files f ON f.path = q.pid
-            {among} GROUP BY f.lesson, q.qf),
+                      json_extract(value, '$[2]') AS w, json_extract(value, '$[3]') AS cut FROM json_each(?1)),
+    per AS (SELECT f.lesson AS lesson, q.qf AS qf, max(q.w) AS w FROM q CROSS JOIN lesson_files f
+            ON f.path = q.pid AND f.lesson >= q.cut GROUP BY f.lesson, q.qf),
     scored AS (SELECT lesson, max(w) + 0.25 * (sum(w) - max(w)) AS s FROM per GROUP BY lesson)
     SELECT l.id, min(s, 1.5) FROM scored CROSS JOIN lessons l ON l.rowid = scored.lesson
     ORDER BY s DESC, l.at DESC LIMIT ?2
 """
-_AMONG = "WHERE f.lesson IN (SELECT l.rowid FROM json_each(?3) j CROSS JOIN lessons l ON l.id = j.value)"
+# The same score for given lessons only (candidates from the text): each lesson's own cited paths, by its index.
+_SCORE_OF = """
+    WITH q AS (SELECT json_extract(value, '$[0]') AS qf, json_extract(value, '$[1]') AS pid,
+                      json_extract(value, '$[2]') AS w FROM json_each(?1)),
+    per AS (SELECT f.lesson AS lesson, q.qf AS qf, max(q.w) AS w
+            FROM json_each(?2) j CROSS JOIN lessons l ON l.id = j.value CROSS JOIN lesson_files f ON f.lesson = l.rowid
+            JOIN q ON q.pid = f.path GROUP BY f.lesson, q.qf),
+    scored AS (SELECT lesson, max(w) + 0.25 * (sum(w) - max(w)) AS s FROM per GROUP BY lesson)
+    SELECT l.id, min(s, 1.5) FROM scored CROSS JOIN lessons l ON l.rowid = scored.lesson
+"""
+# Lessons read per matched path: a file cited exactly gets many, the paths merely near one share a budget.
+EXACT_READ, NEAR_READ, NEAR_READ_MIN = 400, 800, 8
 
 
-def weights(conn: sqlite3.Connection, files: Sequence[str]) -> str:
-    """The JSON list of (query file, path id, weight) that scores lessons against ``files`` ("[]": none)."""
-    found = matches(conn, files) if files else []
+def _cut(conn: sqlite3.Connection, match: Match, read: int) -> int:
+    """The lowest lesson rowid among the ``read`` newest lessons citing ``match``'s path (0: all of them)."""
+    if match.lessons <= read:
+        return 0
+    row = conn.execute("SELECT lesson FROM lesson_files WHERE path = ? ORDER BY lesson DESC LIMIT 1 OFFSET ?",
+                       (match.path, read - 1)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def weights(conn: sqlite3.Connection, files: Sequence[str], *, near: bool = True, rarer: bool = True) -> str:
+    """The JSON list of (query file, path id, weight, lowest lesson rowid read) that scores lessons against
+    ``files`` ("[]": none). ``near``: paths in the same directory or with the same name match too; ``rarer``:
+    a path many lessons cite weighs less (else every match weighs its closeness).
+
+    A path cited exactly contributes its ``EXACT_READ`` newest citing lessons; the paths merely near share
+    ``NEAR_READ`` among them (at least ``NEAR_READ_MIN`` each), so scoring reads a bounded number of rows.
+    """
+    found = matches(conn, files, near=near) if files else []
     if not found:
         return "[]"
     total = conn.execute("SELECT max(rowid) FROM lessons").fetchone()[0] or 1
-    return json.dumps([[m.query, m.path, m.closeness * rarity(m.lessons, total)] for m in found])
+    share = max(NEAR_READ_MIN, NEAR_READ // max(1, sum(1 for m in found if m.closeness < EXACT)))
+    return json.dumps([[m.query, m.path, m.closeness * (rarity(m.lessons, total) if rarer else 1.0),
+                        _cut(conn, m, EXACT_READ if m.closeness >= EXACT else share)] for m in found])
 
 
 def candidates(conn: sqlite3.Connection, weighted: str, limit: int) -> dict[str, float]:
-    """The ``limit`` lessons whose evidence is nearest the files ``weighted`` was made for: id -> overlap."""
+    """The ``limit`` lessons whose evidence is nearest the files ``weighted`` was made for: id -> overlap.
+
+    A bounded candidate set: of the lessons citing each matched path, only the newest ``EXACT_READ`` (exact
+    match) or a share of ``NEAR_READ`` (same directory or name) are scored.
+    """
     if weighted == "[]":
         return {}
-    return dict(conn.execute(_SCORE.format(among=""), (weighted, limit)).fetchall())
+    return dict(conn.execute(_SCORE, (weighted, limit)).fetchall())
 
 
 def overlap_of(conn: sqlite3.Connection, weighted: str, lessons: Iterable[str]) -> dict[str, float]:
@@ -163,4 +206,4 @@ def overlap_of(conn: sqlite3.Connection, weighted: str, lessons: Iterable[str]) 
     listed = json.dumps(sorted(lessons))
     if weighted == "[]" or listed == "[]":
         return {}
-    return dict(conn.execute(_SCORE.format(among=_AMONG), (weighted, -1, listed)).fetchall())
+    return dict(conn.execute(_SCORE_OF, (weighted, listed)).fetchall())

@@ -62,11 +62,11 @@ def apply_tombstones(conn: sqlite3.Connection, recheck: bool = False) -> tuple[s
             + ("" if recheck else " WHERE applied = 0")).fetchall():
         counts = (author, log, seq) in valid
         if counts and not applied:
+            drop_text(conn, lesson)  # first: its search row is deleted by what it indexed, the bodies below
             for h in _bodies_of(conn, lesson, listed):
                 conn.execute("INSERT OR IGNORE INTO refused_bodies VALUES (?, ?)", (h, lesson))
                 # only this lesson's copy: a tombstone may list any hash, never another lesson's body
                 conn.execute("DELETE FROM lesson_bodies WHERE body_hash = ? AND lesson = ?", (h, lesson))
-            drop_text(conn, lesson)
             conn.execute("UPDATE tombstones SET applied = 1 WHERE author = ? AND log = ? AND seq = ?",
                          (author, log, seq))
             retracted.add(lesson)

@@ -9,19 +9,22 @@ from typing import Any
 # An entry counts when the roster admits its author at that position in its log (not inside a removal's gap,
 # docs/verification.md §3) and its log is not quarantined at or below its seq (equivocation): the
 # `admitted_entries` view of index migration 0006.
-VERIFIED = """
-    SELECT e.author, e.log, e.seq, e.commit_id, e.kind, e.at, e.envelope, m.person, m.name
+# The envelope column holds {"body": {"record": ...}} (a roster entry's whole envelope): read the record there,
+# and everything else from the columns (index.entries).
+_SELECT = """
+    SELECT e.author, e.log, e.seq, e.commit_id, e.kind, e.at, e.envelope, m.person, m.name{more}
     FROM admitted_entries e
     JOIN members m ON m.machine = e.author
     WHERE 1 = 1
 """
+VERIFIED = _SELECT.format(more="")
 
 
 def verified_entries(conn: sqlite3.Connection, *, log: str | None = None, kind: str | None = None,
                      author: str | None = None, limit: int = 100, after_seq: int | None = None,
                      ) -> list[dict[str, Any]]:
     """Verified entries, newest first; ``after_seq`` (with ``author`` and ``log``) keeps those past a cursor."""
-    sql, args = VERIFIED, []
+    sql, args = _SELECT.format(more=", e.scope"), []
     for column, value in (("e.log", log), ("e.kind", kind), ("e.author", author)):
         if value is not None:
             sql += f" AND {column} = ?"
@@ -32,11 +35,10 @@ def verified_entries(conn: sqlite3.Connection, *, log: str | None = None, kind: 
     sql += " ORDER BY e.at DESC, e.author, e.log, e.seq DESC LIMIT ?"
     args.append(limit)
     out = []
-    for author_, log_, seq, commit, kind_, at, envelope, person, name in conn.execute(sql, args):
-        env = json.loads(envelope)
+    for author_, log_, seq, commit, kind_, at, envelope, person, name, scope in conn.execute(sql, args):
         out.append({"author": author_, "person": person, "machine_name": name, "log": log_, "seq": seq,
-                    "commit": commit, "kind": kind_, "at": at, "record": env["body"]["record"],
-                    "scope": env["body"]["scope"]})
+                    "commit": commit, "kind": kind_, "at": at, "record": json.loads(envelope)["body"]["record"],
+                    "scope": json.loads(scope)})
     return out
 
 

@@ -127,7 +127,7 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
         report.problems = ingested.problems
         if not ingested.refs_read:  # an idle sync: check some inner signatures in the background
             conn.execute("BEGIN IMMEDIATE")
-            check_signatures(conn, hive.team_id, IDLE_SIGNATURE_CHECKS)
+            check_signatures(conn, hive.team_id, hive.stores(), IDLE_SIGNATURE_CHECKS)
             conn.execute("COMMIT")
         if previous is not None:
             delays = sync_history.arrival_delays(conn, before, _me(hive), previous["at"], now_ms())

@@ -125,8 +125,9 @@ def _approval(conn: sqlite3.Connection, spec: str, ref: str) -> Resolved:
         what = "no verified approving review" if not approving else f"{len(approving)} approving reviews"
         raise InvalidRecord(f"evidence {spec!r}: {what} with that commit id here (`gitive log --kind review` "
                             "lists them)")
-    commit, envelope = approving[0]
-    return Resolved({"kind": "approval", "ref": commit, "digest": blake3_hex(envelope.encode())}, None)
+    commit = approving[0][0]
+    (digest,) = conn.execute("SELECT hash FROM entries WHERE commit_id = ?", (commit,)).fetchone()
+    return Resolved({"kind": "approval", "ref": commit, "digest": digest}, None)  # the hash of its signed bytes
 
 
 def session_label(hive: Hive, label: str) -> str:

@@ -118,6 +118,20 @@ def _object_id(kind: bytes, data: bytes, size: int) -> bytes:
     return hasher(kind + b" %d\0" % len(data) + data).digest()
 
 
+_CLAIMED_SEQ = re.compile(r"#(\d{1,18}): ")
+
+
+def claimed_seq(repo: pygit2.Repository, oid: str) -> int | None:
+    """The seq an entry commit's message claims (:func:`summary`), reading only the commit: for estimates of
+    how much there is to read, never for a decision (None: not a commit, or no such claim)."""
+    try:
+        commit = repo[oid]
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+    found = _CLAIMED_SEQ.search(commit.message) if isinstance(commit, pygit2.Commit) else None
+    return int(found.group(1)) if found else None
+
+
 def read_entry(repo: pygit2.Repository, oid: str) -> Entry:
     """Read and structurally check one entry commit, canonical commit form included (not its signature or its
     place in the chain: see ``store.verify``).

@@ -147,6 +147,17 @@ def _started(pid: int) -> str | None:
     return fields[19].decode() if fields and len(fields) > 19 else None
 
 
+_NOTE_DIRS: set[Path] = set()  # made already by this process (a removed one is made again: see below)
+_OWN_START: dict[int, str | None] = {}  # by pid (a forked child is another process): read once, not per lock
+
+
+def _own_start() -> str | None:
+    pid = os.getpid()
+    if pid not in _OWN_START:
+        _OWN_START[pid] = _started(pid)
+    return _OWN_START[pid]
+
+
 def _notes(repo: pygit2.Repository) -> Path:
     return Path(repo.path) / "gitive" / "ref-locks"
 
@@ -161,10 +172,16 @@ def _record_holder(repo: pygit2.Repository, name: str) -> Path | None:
     try:
         lock = (Path(repo.path) / f"{name}.lock").stat()
         path = _note_path(repo, name)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        note = {"ref": name, "pid": os.getpid(), "started": _started(os.getpid()), "inode": [lock.st_ino, lock.st_ctime_ns],
+        if path.parent not in _NOTE_DIRS:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _NOTE_DIRS.add(path.parent)
+        note = {"ref": name, "pid": os.getpid(), "started": _own_start(), "inode": [lock.st_ino, lock.st_ctime_ns],
                 "command": " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv[:3]))[:200]}
-        path.write_text(json.dumps(note))
+        try:
+            path.write_text(json.dumps(note))
+        except FileNotFoundError:  # the folder went away since this process made it
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(note))
         return path
     except OSError:
         return None

@@ -175,3 +175,22 @@ def test_teammate_text_reaches_only_context_channels_whole_and_once(daemon: Path
         expected = framing.defang(body).strip()
         # Parts end at a space or a line break (which the frames trim) or, in a long word, anywhere.
         assert "".join("".join(b for *_, b in pieces).split()) == "".join(expected.split())
+
+
+def test_items_a_hook_had_no_room_for_are_queued_again_at_once(daemon: Path) -> None:
+    """A hook asks for the whole cap before it knows how much its lessons take; what it hands back is queued
+    again at once, not 90 s later, and is handed out whole at the next call."""
+    from gitive.capture import daemon_client
+
+    with _as(daemon) as db:
+        name, ids = _queue(db, "claude", "room-1", ["first message", "second message"])
+        ask = {"op": "pending", "harness": "claude", "session": "room-1", "hook": "post-tool", "room": 9000,
+               "cap": 9000}
+        handed = daemon_client.request(ask, budget=5)
+        assert handed and [i["id"] for i in handed["items"]] == ids
+        assert {state for _, state, *_ in _states(db, name)} == {"inflight"}
+        assert daemon_client.request({"op": "unhand", "harness": "claude", "session": "room-1", "ids": ids},
+                                     budget=5) == {"ok": True}
+        assert {state for _, state, *_ in _states(db, name)} == {"queued"}
+        again = daemon_client.request(ask, budget=5)
+        assert again and [i["id"] for i in again["items"]] == ids

@@ -201,15 +201,14 @@ def test_queued_message_reaches_the_agent_and_is_acknowledged(
     stdin = payload_text(harness, name, team_repo.path, transcript=str(transcript)).encode()
     run = run_hook(harness, event, stdin=stdin)
     cap = ADAPTERS[harness].cap
-    room = cap
     if expected is None:
         expected = claude_shape("SessionStart", team_repo.card() + "\n\n" + MESSAGE)
-        room = cap - len(team_repo.card().encode()) - 2
     assert run.code == 0 and run.out == expected, run.err
     session = json.loads(stdin).get("session_id") or json.loads(stdin).get("conversation_id")
     [pending, delivered] = fake.wait_for(2)
     assert pending.pop("until") > time.time() * 1000 - 5000  # when the hook stops listening
-    assert pending == pending_request(harness, session, event, room, cap)
+    # asked before the card is made, for the whole cap (what the card leaves no room for goes back at once)
+    assert pending == pending_request(harness, session, event, cap, cap)
     assert delivered == {"op": "delivered", "ids": ["m1"], "session": session, "harness": harness}
 
 
@@ -233,6 +232,36 @@ def test_lesson_and_message_share_one_reply(team_repo: TeamRepo, daemon: Callabl
     daemon(queue(QUEUED))
     run = feed("claude", "post-tool", "post-tool-edit", team_repo.path)
     assert run.out == claude_shape("PostToolUse", team_repo.settings.frame() + "\n\n" + MESSAGE)
+
+
+def test_an_item_the_lessons_leave_no_room_for_goes_back_to_the_queue_at_once(
+        team_repo: TeamRepo, daemon: Callable[..., FakeDaemon]) -> None:
+    cap = ADAPTERS["claude"].cap
+    big = '<team-message from="bob/x" id="m9">' + "x" * (cap - 200) + "</team-message>"
+    fake = daemon(queue({"items": [{"id": "m9", "frame": big}, {"id": "m1", "frame": MESSAGE}]}))
+    run = feed("claude", "post-tool", "post-tool-edit", team_repo.path)
+    assert run.out == claude_shape("PostToolUse", team_repo.settings.frame())  # the lesson took the room
+    requests = fake.wait_for(2)
+    assert [r["op"] for r in requests] == ["pending", "unhand"]  # nothing delivered, nothing acknowledged
+    assert requests[1]["ids"] == ["m9", "m1"]  # the small one too: items go out in order
+
+
+def test_the_daemon_is_asked_before_the_hook_records_the_event(team_repo: TeamRepo, short_home: Path,
+                                                               daemon: Callable[..., FakeDaemon]) -> None:
+    """It answers while the hook loads its code and reads the index, not after."""
+    logged: list[bool] = []
+
+    def answer(request: dict[str, Any]) -> Any:
+        if request.get("op") == "pending":
+            logged.append(any("tool.completed" in f.read_text() for f in (short_home / "events").rglob("*")
+                              if f.is_file()))
+        return queue(QUEUED)(request)
+
+    daemon(answer)
+    run = feed("claude", "post-tool", "post-tool-bash-ok", team_repo.path)
+    assert run.out == claude_shape("PostToolUse", MESSAGE)
+    assert logged == [False]
+    assert any("tool.completed" in f.read_text() for f in (short_home / "events").rglob("*") if f.is_file())
 
 
 def test_an_item_without_a_frame_is_not_acknowledged(team_repo: TeamRepo,

@@ -239,6 +239,34 @@ def test_a_file_many_lessons_cite_counts_less_than_a_rare_one(hive: Hive) -> Non
     assert lesson_files.rarity(100, 100) >= 0.25
 
 
+def test_a_busy_file_contributes_only_its_newest_citing_lessons(hive: Hive, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scoring reads a bounded number of rows per matched path: the newest citing lessons of a busy file, and a
+    share of the budget for the files merely near one; a lesson outside the bound still gets its overlap when
+    the text finds it."""
+    from gitive.capture import matching
+
+    old = [add(hive, f"Settings note {n}: keys are read once", ("file:app/settings.py",)) for n in range(3)]
+    new = [add(hive, f"Settings note {n}: keys are read at start", ("file:app/settings.py",)) for n in range(3, 6)]
+    near = add(hive, "Models keep their own settings", ("file:app/db/models.py",))
+    monkeypatch.setattr(lesson_files, "EXACT_READ", 3)
+    monkeypatch.setattr(lesson_files, "NEAR_READ", 1)
+    monkeypatch.setattr(lesson_files, "NEAR_READ_MIN", 1)
+    project = project_id(hive.project)
+    with fresh_index(hive) as (conn, _):
+        weighted = lesson_files.weights(conn, ["app/settings.py"])
+        best = lesson_files.candidates(conn, weighted, 50)
+        assert set(best) == set(new)
+        assert set(lesson_files.candidates(conn, lesson_files.weights(conn, ["app/db/session.py"]), 50)) == {near}
+        # a lesson past the bound still gets the same overlap, read through its own cited paths
+        assert lesson_files.overlap_of(conn, weighted, [old[0]]) == {old[0]: best[new[0]]}
+        hook = matching.for_files_or_error(conn, ["app/settings.py"], None, project, set(), limit=10)
+        assert {c.id for c in hook} == set(new)
+    found = find(hive, "keys are read once", files=["app/settings.py"])
+    assert set(old) <= set(ids(found))  # the text finds the older ones, and their overlap is counted
+    assert all("files" in " ".join(r["reasons"]) or "cites" in " ".join(r["reasons"]) for r in found
+               if r["id"] in old)
+
+
 # --------------------------------------------------------------------------------- indexed lookups only
 
 # What may be scanned: the JSON lists of candidates, CTEs over them, the FTS5 match, SQLite's one-row-per-table

@@ -348,6 +348,20 @@ def test_read_entry_accepts_a_well_formed_commit(bare_repo: pygit2.Repository) -
     assert entry.seq == 1 and entry.kind == "team"
 
 
+def test_claimed_seq_reads_the_commit_message_only(bare_repo: pygit2.Repository) -> None:
+    """What ingest estimates its work by: the claim, not a checked entry (a forged message claims anything)."""
+    first = logs.append(bare_repo, ME.key, TEAM_ID, "team", TEAM_SCOPE, team_record("x"))
+    second = logs.append(bare_repo, ME.key, TEAM_ID, "team", TEAM_SCOPE, team_record("y"))
+    assert (logs.claimed_seq(bare_repo, first.commit), logs.claimed_seq(bare_repo, second.commit)) == (1, 2)
+    tree = bare_repo.TreeBuilder().write()
+    who = pygit2.Signature("x", "x@hive", 1, 0)
+    liar = str(bare_repo.create_commit(None, who, who, "team #900: team", tree, []))
+    plain = str(bare_repo.create_commit(None, who, who, "no claim here", tree, []))
+    assert logs.claimed_seq(bare_repo, liar) == 900
+    assert logs.claimed_seq(bare_repo, plain) is None
+    assert logs.claimed_seq(bare_repo, str(tree)) is None and logs.claimed_seq(bare_repo, "0" * 40) is None
+
+
 def _malformed_cases(repo: pygit2.Repository) -> dict[str, str]:
     good = _valid_data()
     env = signed_envelope()
