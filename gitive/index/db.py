@@ -200,6 +200,27 @@ MIGRATIONS: list[tuple[str, str | Callable[[sqlite3.Connection], None]]] = [
         CREATE TABLE lesson_stats(lesson TEXT PRIMARY KEY, citations INTEGER NOT NULL, successes INTEGER NOT NULL);
         DELETE FROM members
     """),
+    # Sealed scopes (docs/scopes.md, gitive/index/sealed.py): every scope-key entry (its recipients and wraps are
+    # public), every sealed entry and whether this machine opened it (the opened record beside it), and where
+    # the sealed bodies that opened records name are stored. Logs refused as malformed are read again: a
+    # version that did not know the sealed kinds refused their entries as malformed.
+    ("0011-sealed", """
+        CREATE TABLE scope_keys(author TEXT NOT NULL, log TEXT NOT NULL, seq INTEGER NOT NULL, scope TEXT NOT NULL,
+                                epoch TEXT NOT NULL, recipients TEXT NOT NULL, wraps TEXT NOT NULL, at INTEGER NOT NULL,
+                                seen INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(author, log, seq));
+        CREATE INDEX scope_keys_epoch ON scope_keys(epoch);
+        CREATE INDEX scope_keys_unseen ON scope_keys(seen) WHERE seen = 0;
+        CREATE TABLE sealed_entries(author TEXT NOT NULL, log TEXT NOT NULL, seq INTEGER NOT NULL,
+                                    commit_id TEXT NOT NULL, scope TEXT NOT NULL, epoch TEXT NOT NULL,
+                                    state INTEGER NOT NULL, kind TEXT, inner TEXT, migrated TEXT,
+                                    PRIMARY KEY(author, log, seq));
+        CREATE INDEX sealed_entries_state ON sealed_entries(state, epoch);
+        CREATE TABLE sealed_bodies(name TEXT NOT NULL, body_hash TEXT NOT NULL, lesson TEXT NOT NULL,
+                                   author TEXT NOT NULL, epoch TEXT NOT NULL,
+                                   PRIMARY KEY(name, body_hash, lesson)) WITHOUT ROWID;
+        CREATE INDEX sealed_bodies_hash ON sealed_bodies(body_hash);
+        DELETE FROM cursors WHERE refused = 'malformed'
+    """),
 ]
 
 

@@ -16,6 +16,7 @@ import pygit2
 
 from gitive.core import signed
 from gitive.index import lessons as lesson_tables
+from gitive.index import sealed
 from gitive.index.db import meta_get, meta_set
 from gitive.index.problems import Report, record_problem
 from gitive.store import refs
@@ -59,6 +60,8 @@ def _project(conn: sqlite3.Connection, report: Report, rows: list[Row]) -> None:
             lesson_tables.project_entry(conn, entry)
             record = entry.body["record"]
             report.lessons_touched.add(record.get("id") or record.get("about") or record.get("lesson") or "")
+        elif row[4] in sealed.KINDS:
+            sealed.record(conn, entry_of(row[3], row[7]))
 
 
 def insert(conn: sqlite3.Connection, report: Report, repo: pygit2.Repository, source: str,

@@ -28,6 +28,7 @@ KEY_FOUNDER = "hive.founder"
 KEY_STORE = "hive.teamStore"
 KEY_REMOTE = "hive.remote"  # multi-valued: the remotes `gitive sync` talks to (default: every hive remote)
 KEY_PROJECT_STORE = "hive.projectStore"  # "team" keeps project lessons in the team store
+KEY_SEALED = "hive.sealed"  # "true": this repository's project lessons are sealed to the team (docs/scopes.md)
 KEY_REMOVED = "hive.removed"  # set by the index when the roster shows this machine removed
 REMOVED = ("this machine was removed from the team; it no longer writes shared records (ask an admin to "
            "re-activate it)")
