@@ -43,6 +43,22 @@ class Moved(NamedTuple):
 
 
 def _paths(hive: Hive) -> tuple[Path, Path, Path]:
+    """(old store, its name while moving, its name once moved) of this team, whichever of them exists now.
+
+    ``Hive.personal_dir`` cannot say once the store is renamed (it picks between the two old paths by what
+    exists), so the variants are looked for here: this team's own path first, then the first team's, if its
+    config names this team."""
+    from gitive.core.home import gitive_home
+    from gitive.store import gitdir
+    from gitive.team.hive import KEY_TEAM, PERSONAL_STORE
+
+    home = gitive_home()
+    for old in (home / "personal" / f"{hive.team_id}.git", home / PERSONAL_STORE):
+        variants = (old, old.with_name(old.name + MIGRATING), old.with_name(old.name + MIGRATED))
+        found = next((v for v in variants if v.exists()), None)
+        if found is not None and (old.parent.name == "personal"
+                                  or gitdir.read_config(found).get(KEY_TEAM.lower()) == hive.team_id):
+            return variants
     old = hive.personal_dir
     return old, old.with_name(old.name + MIGRATING), old.with_name(old.name + MIGRATED)
 
