@@ -110,3 +110,18 @@ def index_rows(index: Path, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[
         return conn.execute(sql, args).fetchall()
     finally:
         conn.close()
+
+
+# Building sealed records without git (for index property tests): what `gitive.index.scopes` writes.
+
+def epoch_record(key: bytes, recipients: list[str], wraps: dict[str, bytes] | None = None) -> dict[str, Any]:
+    """A ``scope-key`` record for ``key``, sealed to ``recipients``, wrapping the older ``{epoch id: key}``."""
+    return {"type": "scope-key", "v": sealing.SEALED_VERSION, "epoch": sealing.epoch_id(key),
+            "recipients": {m: sealing.seal_key_to(m, key) for m in recipients},
+            "wraps": {old: sealing.wrap(key, k) for old, k in (wraps or {}).items()}}
+
+
+def sealed_record(key: bytes, author: str, log: str, record: dict[str, Any]) -> dict[str, Any]:
+    """A ``sealed`` record of ``record`` under ``key``, its plaintext naming ``author`` and ``log``."""
+    return {"type": "sealed", "v": sealing.SEALED_VERSION, "epoch": sealing.epoch_id(key),
+            "box": sealing.seal_record(key, author, log, record)}

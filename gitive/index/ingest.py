@@ -22,6 +22,7 @@ from gitive.core.clock import now_ms
 from gitive.index import entries as entry_rows
 from gitive.index import lessons as lesson_tables
 from gitive.index import sealed
+from gitive.index.db import meta_get, meta_set
 from gitive.index.problems import Report, clear_chain_problems, record_problem
 from gitive.index.roster import recompute_roster
 from gitive.store import refs, verify
@@ -235,6 +236,8 @@ def ingest(conn: sqlite3.Connection, stores: list[pygit2.Repository], team_id: s
         return report
     conn.execute("BEGIN IMMEDIATE")
     try:
+        if me is not None and meta_get(conn, sealed.READER) != me:
+            meta_set(conn, sealed.READER, me)  # whose personal scope this index shows
         _ingest_all(conn, team_id, founder, work, parked, report, now, progress)
         keyring = sealed.Keyring(conn, key) if key is not None else None
         sealed.open_waiting(conn, keyring, report)

@@ -23,6 +23,7 @@ from gitive.constants import MAX_BODY_BYTES
 from gitive.core import canonical, records, sealing
 from gitive.core.ids import is_hex64
 from gitive.errors import InvalidRecord
+from gitive.index.db import meta_get
 from gitive.index.problems import Report, record_problem
 from gitive.store import refs
 from gitive.store.logs import Entry
@@ -122,7 +123,7 @@ def open_waiting(conn: sqlite3.Connection, keyring: Keyring | None, report: Repo
             conn.execute(f"UPDATE sealed_entries SET state = {WAITING} WHERE author = ? AND log = ? AND seq = ?",
                          (author, log, seq))
             continue
-        _open(conn, report, key, author, log, seq, commit, json.loads(scope))
+        _open(conn, report, key, author, log, seq, commit, json.loads(scope), keyring.me)
 
 
 def _chunks(items: list[str], size: int = 500) -> list[list[str]]:
@@ -130,13 +131,13 @@ def _chunks(items: list[str], size: int = 500) -> list[list[str]]:
 
 
 def _open(conn: sqlite3.Connection, report: Report, key: bytes, author: str, log: str, seq: int, commit: str,
-          scope: dict[str, Any]) -> None:
+          scope: dict[str, Any], reader: str) -> None:
     row = conn.execute("SELECT envelope FROM entries WHERE author = ? AND log = ? AND seq = ?",
                        (author, log, seq)).fetchone()
     envelope = json.loads(row[0])
     plain = sealing.open_record(key, envelope["body"]["record"]["box"])
     why = "its box does not open with the key its epoch names" if plain is None else \
-        _refusal(conn, plain, author, log, scope)
+        _refusal(conn, plain, author, log, scope, reader)
     where = (author, log, seq)
     if why is not None:
         conn.execute(f"UPDATE sealed_entries SET state = {BAD} WHERE author = ? AND log = ? AND seq = ?", where)
@@ -164,7 +165,7 @@ _PLAIN_KEYS = {"v", "author", "log", "record"}
 
 
 def _refusal(conn: sqlite3.Connection, plain: dict[str, Any], author: str, log: str,
-             scope: dict[str, Any]) -> str | None:
+             scope: dict[str, Any], reader: str) -> str | None:
     """Why an opened plaintext is not a record of this entry, or None if it is."""
     if not _PLAIN_KEYS <= plain.keys() <= _PLAIN_KEYS | {"migrated"}:
         return "its plaintext is not {v, author, log, record}"
@@ -185,11 +186,21 @@ def _refusal(conn: sqlite3.Connection, plain: dict[str, Any], author: str, log: 
     if kind == "review" and plain["record"].get("scope", scope) != scope:
         return "the review names another scope than its entry"
     person = scope.get("personal")
-    if person is not None:
-        row = conn.execute("SELECT person FROM members WHERE machine = ?", (author,)).fetchone()
-        if row is None or row[0] != person:
-            return f"a personal record of {person} written by a machine that is not theirs"
+    if person is not None and not personal_counts(conn, author, person, reader):
+        return f"a personal record of {person} counts only from and on {person}'s own machines"
     return None
+
+
+READER = "reader"  # meta: the machine this index belongs to, whose person's personal scope it shows
+
+
+def personal_counts(conn: sqlite3.Connection, author: str, person: str, reader: str | None = None) -> bool:
+    """Whether a personal record of ``person`` by ``author`` counts in this index: written by one of that
+    person's machines and read on one (``reader``, default the index's own machine; unknown: not checked)."""
+    reader = reader or meta_get(conn, READER)
+    persons = dict(conn.execute("SELECT machine, person FROM members WHERE machine IN (?, ?)",
+                                (author, reader or author)).fetchall())
+    return persons.get(author) == person and (reader is None or persons.get(reader) == person)
 
 
 def inner_record(conn: sqlite3.Connection, author: str, log: str, seq: int) -> dict[str, Any] | None:

@@ -169,3 +169,22 @@ def test_team_scope_is_never_sealed(founder: Machine) -> None:
 
     one_line_error(founder.run("lessons", "propose", "--kind", "Gotcha", "--text", "x", "-e", "file:api.proto",
                                "--scope", "team", "--sealed"), "never sealed")
+
+
+def test_personal_records_pushed_in_the_clear_count_for_no_one_else(
+        alice_and_bob: tuple[Machine, Machine]) -> None:
+    """A personal lesson is one person's, read on that person's machines: bob's own, pushed unsealed, and one
+    he claims is alice's, reach neither alice's index nor (the second) his own."""
+    from gitive.store import logs
+
+    laptop, bob = alice_and_bob
+    claims = {}
+    for person, lesson in (("bob", "c" * 64), ("alice", "d" * 64)):
+        record = {"type": "lesson", "id": lesson, "kind": "Preference", "tags": [], "body_hash": "e" * 64,
+                  "evidence": [{"kind": "file", "path": "api.proto"}], "hearsay": False}
+        logs.append(bob.repo, bob.key, bob.team_id, "personal", {"personal": person}, record)
+        claims[person] = record["id"]
+    bob.ok("sync")
+    laptop.ok("sync")
+    assert set(claims.values()).isdisjoint(_ids(laptop))
+    assert claims["alice"] not in _ids(bob)
