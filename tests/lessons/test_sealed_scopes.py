@@ -48,7 +48,7 @@ def test_personal_lessons_reach_the_persons_second_machine_and_no_one_else(
     assert laptop.json("sync")["resealed"] == 1  # the laptop gives the new machine the scope's keys
     desk.ok("sync")
     shown = desk.json("lessons", "show", first)
-    assert (shown["scope"], shown["text"], shown["author"]) == ("personal", early, "alice")
+    assert (shown["scope"], shown["text"], shown["author"], shown["sealed"]) == ("personal", early, "alice", True)
 
     later = "Alice rebases before lunch so the afternoon review is small"
     second = propose(desk, later, "--scope", "personal")
@@ -133,6 +133,8 @@ def test_a_sealed_project_lesson_is_read_by_the_team_only(trio: list[Machine], f
         assert not [blob for blob in found.blobs if secret.encode() in blob]
     assert [blob for blob in found.blobs if b"This one is an ordinary project lesson" in blob]
     assert plain in _ids(b)
+    assert (b.json("lessons", "show", lesson)["sealed"], b.json("lessons", "show", plain)["sealed"]) == (True, False)
+    assert "scope: project, sealed" in b.ok("lessons", "show", lesson).out
 
 
 def test_hive_sealed_makes_project_lessons_sealed_by_default(founder: Machine, bare_remote: Path) -> None:
