@@ -180,7 +180,8 @@ def normalized(conn: sqlite3.Connection) -> dict[str, Any]:
         "quarantines": conn.execute(f"SELECT author, log, quarantined_from FROM logs WHERE {admitted} "
                                     "AND quarantined_from IS NOT NULL ORDER BY 1, 2").fetchall(),
         "sealed": conn.execute("SELECT author, log, seq, state, kind FROM sealed_entries ORDER BY 1, 2, 3").fetchall(),
-        "bodies": conn.execute("SELECT body_hash, lesson, text FROM lesson_bodies ORDER BY 1").fetchall(),
+        "bodies": conn.execute("SELECT body_hash, lesson, text FROM lesson_bodies WHERE lesson IN "
+                               "(SELECT id FROM visible_lessons) ORDER BY 1").fetchall(),  # the texts shown
         "problems": sorted({
             (kind, "" if kind == "equivocation" else source, author or "", log or "", seq or 0)
             for kind, source, author, log, seq in conn.execute(

@@ -191,14 +191,16 @@ def reseal(hive: Hive, conn: sqlite3.Connection, sealed_scopes: list[tuple[pygit
            now: int | None = None) -> int:
     """For each (store, log, scope) this machine writes, start a new epoch when a machine of the audience
     cannot open an epoch this machine holds; return how many were started."""
+    if not conn.execute("SELECT 1 FROM scope_keys LIMIT 1").fetchone():
+        return 0  # no sealed scope in this index: an idle sync pays one query
     keyring = Keyring(conn, hive.machine_key)
     now = now if now is not None else now_ms()
     started = 0
     for repo, log, scope in sealed_scopes:
-        readers = audience(conn, scope)
+        found = epochs(conn, scope)
+        readers = audience(conn, scope) if found else set()
         if hive.me not in readers:
             continue
-        found = epochs(conn, scope)
         held = [e for e in found if keyring.key(e.id) is not None]
         if not held:
             continue

@@ -60,6 +60,8 @@ class SyncReport:
         out += [("", f"pushed {len(pushed)} refs to {remote}") for remote, pushed in self.pushed.items() if pushed]
         out += [("red", f"{remote} refused {ref}: {why}") for remote, ref, why in self.rejected]
         out += [("red", f"{remote}: {why}") for remote, why in self.unreachable.items()]
+        if self.resealed:
+            out.append(("", f"sealed {self.resealed} scope key(s) to machines that lacked them (docs/scopes.md)"))
         if self.no_remote:
             out.append(("yellow", NO_REMOTE))
         return out

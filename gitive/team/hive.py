@@ -109,7 +109,8 @@ class Hive:
 
     @property
     def personal_dir(self) -> Path:
-        """This team's personal store on this machine.
+        """This team's personal store on this machine, as versions before sealed scopes wrote it (personal
+        lessons now travel sealed in the team store; ``index.personal_migration`` moves an old store there).
 
         Personal entries are signed for one team, so each team a machine belongs to has its own store:
         ``$GITIVE_HOME/personal.git`` for the first team that wrote one (as before several teams were
@@ -122,7 +123,8 @@ class Hive:
         return legacy
 
     def personal_store(self, create: bool = False) -> pygit2.Repository | None:
-        """This team's personal-scope records, never pushed to a shared remote (None until one is written)."""
+        """This team's old personal store, never pushed to a shared remote (None when there is none); read in
+        place until it is moved, and written by tests that build one as older versions did."""
         import pygit2
 
         from gitive.store import repo as repos
