@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 
 test: $(STAMP)
 	$(BIN)/ruff check gitive tests testing benchmarks examples
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py

@@ -227,12 +227,12 @@ victim = {victim_id!r}
 tip = refs.tip(repo, "refs/hive-remotes/origin/logs/" + victim + "/roster")
 prev = logs.read_entry(repo, tip)
 fake = dict(record, id="e" * 64)
-entry = {{"author": victim, "log": "roster", "scope": {{"team": True}}, "seq": prev.seq + 1,
-          "at": prev.body["at"] + 1, "record": fake}}
+entry = {{"v": 2, "author": victim, "log": "roster", "scope": {{"team": True}}, "seq": prev.seq + 1,
+          "at": prev.body["at"] + 1, "prev": prev.hash, "record": fake}}
 from gitive.core import canonical, signed
 env = signed.sign(key, team, "invite", entry)
 env["by"] = victim  # claim Alice signed it
-commit = logs._write_commit(repo, canonical.dumps(env), entry, tip)
+commit = logs.write_commit(repo, canonical.dumps(env), entry, tip)
 refs.force_set(repo, "refs/forged", commit, "forge")
 print(machine_id(key))
 """
