@@ -190,3 +190,18 @@ def test_personal_records_pushed_in_the_clear_count_for_no_one_else(
     laptop.ok("sync")
     assert set(claims.values()).isdisjoint(_ids(laptop))
     assert claims["alice"] not in _ids(bob)
+
+
+def test_a_new_teammate_reads_the_sealed_project_history_after_one_holder_syncs(
+        trio: list[Machine], fleet: Fleet, bare_remote: Path) -> None:
+    a, b, c = trio
+    text = "Sealed before dave joined"
+    lesson = propose(a, text, "--sealed")
+    a.ok("sync")
+    dave = fleet.join(fleet.machine("d", bare_remote), fleet.invite(a), "dave")
+    dave.git("pull", "--quiet", "--ff-only", "origin", "main")
+    assert lesson not in _ids(dave)
+    resealed = [m.json("sync")["resealed"] for m in (a, b, c)]
+    assert resealed.count(1) == 1 and resealed.count(0) == 2  # the first holder by id; the others wait their turn
+    dave.ok("sync")
+    assert dave.json("lessons", "show", lesson)["text"] == text
