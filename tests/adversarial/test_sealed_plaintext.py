@@ -77,7 +77,7 @@ def _propose(m: Machine, text: str, applicability: str, tags: list[str], symptom
     return out
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=st.fixed_dictionaries({
     "where": st.sampled_from(["personal on the laptop", "personal on the studio", "sealed project by alice",
                               "sealed project by bob"]),

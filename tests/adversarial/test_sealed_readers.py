@@ -116,7 +116,7 @@ def _opened(conn: Any) -> list[tuple[Any, ...]]:
     return sorted(conn.execute("SELECT author, log, seq, state, kind FROM sealed_entries"))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(attack=st.sampled_from(ATTACKS), seed=st.integers(0, 2**32 - 1))
 def test_an_attacker_never_gets_a_sealed_record_taken_for_what_it_is_not(attack: str, seed: int) -> None:
     world = World(random.Random(seed))
@@ -138,7 +138,7 @@ def test_an_attacker_never_gets_a_sealed_record_taken_for_what_it_is_not(attack:
         assert keys[sealing.epoch_id(world.project_key)] == world.project_key
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_no_other_key_opens_alices_personal_records(seed: int) -> None:
     world = World(random.Random(seed))
@@ -155,7 +155,7 @@ def test_no_other_key_opens_alices_personal_records(seed: int) -> None:
     assert world.shared["id"] in _lessons(conn)  # bob is in the project's audience
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), attack=st.sampled_from(ATTACKS), cut=st.floats(0, 1))
 def test_entries_opened_in_any_arrival_order_equal_a_rebuild(seed: int, attack: str, cut: float) -> None:
     """Keys may arrive after the records sealed with them: an index fed in two batches, in any order, opens

@@ -86,7 +86,7 @@ def copy_sealed(world: Any, rng: random.Random) -> None:
     bob.run("sync")
 
 
-TestSealedIncrementalEqualsRebuild = rebuild.machine_test(EXTRA, examples=4, steps=8)
+TestSealedIncrementalEqualsRebuild = rebuild.machine_test(EXTRA, examples=3, steps=8)
 
 
 def test_a_sealed_history_reads_the_same_incrementally_and_rebuilt(tmp_path: Any) -> None:
