@@ -15,16 +15,18 @@ from gitive.core import canonical
 from gitive.index import db as index_db
 from gitive.index import entries as entry_rows
 from gitive.index import lessons as lesson_tables
+from gitive.index import sealed
 from gitive.index.problems import Report
 from gitive.index.roster import recompute_roster
 from gitive.store.logs import Entry
 
 
 def build(envelopes: list[dict[str, Any]], team_id: str, founder: str,
-          conn: sqlite3.Connection | None = None) -> sqlite3.Connection:
+          conn: sqlite3.Connection | None = None, key: Any = None) -> sqlite3.Connection:
     """An in-memory index holding ``envelopes`` (any order), with roster, states and stats recomputed.
 
-    Given ``conn``, the envelopes are added to that index instead, as a later ingest would add them.
+    Given ``conn``, the envelopes are added to that index instead, as a later ingest would add them. Given a
+    machine ``key``, the sealed entries that key reaches are opened (``gitive.index.sealed``), as on that machine.
     """
     if conn is None:
         conn = sqlite3.connect(":memory:", isolation_level=None)
@@ -46,9 +48,14 @@ def build(envelopes: list[dict[str, Any]], team_id: str, founder: str,
             lesson_tables.project_entry(conn, entry)
             record = body["record"]
             touched.add(record.get("id") or record.get("about") or record.get("lesson") or "")
+        elif body["record"]["type"] in sealed.KINDS:
+            sealed.record(conn, Entry(commit, None, env, raw.encode()))
     report = Report()
     recompute_roster(conn, team_id, founder, report)
-    lesson_tables.after_ingest(conn, [], touched - {""}, report.roster_changed, team_id=team_id)
+    keyring = sealed.Keyring(conn, key) if key is not None else None
+    sealed.open_waiting(conn, keyring, report)
+    touched |= report.lessons_touched
+    lesson_tables.after_ingest(conn, [], touched - {""}, report.roster_changed, team_id=team_id, keyring=keyring)
     return conn
 
 

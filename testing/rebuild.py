@@ -151,7 +151,7 @@ class World:
             for suffix in ("", "-wal", "-shm"):
                 path.with_name(path.name + suffix).unlink(missing_ok=True)
             with db.connect(path) as conn:
-                ingest.ingest(conn, hive.stores(), hive.team_id, hive.founder, hive.me)
+                ingest.ingest(conn, hive.stores(), hive.team_id, hive.founder, hive.me, key=hive.machine_key)
                 rebuilt = normalized(conn)
         return incremental, rebuilt
 
@@ -164,7 +164,8 @@ def _stats(conn: sqlite3.Connection) -> list[Any]:
 
 def normalized(conn: sqlite3.Connection) -> dict[str, Any]:
     """Everything a projection shows, without timestamps: admitted members' entries outside quarantines (by
-    hash), members, lesson states, stats, quarantines, and problems by kind and ref."""
+    hash), members, lesson states, stats, what was opened of sealed scopes, bodies, quarantines, and problems
+    by kind and ref."""
     admitted = "author IN (SELECT machine FROM members)"
     return {
         "entries": conn.execute(
@@ -178,6 +179,9 @@ def normalized(conn: sqlite3.Connection) -> dict[str, Any]:
         "stats": _stats(conn),
         "quarantines": conn.execute(f"SELECT author, log, quarantined_from FROM logs WHERE {admitted} "
                                     "AND quarantined_from IS NOT NULL ORDER BY 1, 2").fetchall(),
+        "sealed": conn.execute("SELECT author, log, seq, state, kind FROM sealed_entries ORDER BY 1, 2, 3").fetchall(),
+        "bodies": conn.execute("SELECT body_hash, lesson, text FROM lesson_bodies WHERE lesson IN "
+                               "(SELECT id FROM visible_lessons) ORDER BY 1").fetchall(),  # the texts shown
         "problems": sorted({
             (kind, "" if kind == "equivocation" else source, author or "", log or "", seq or 0)
             for kind, source, author, log, seq in conn.execute(

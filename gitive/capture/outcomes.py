@@ -16,8 +16,9 @@ from typing import Any, NamedTuple
 from gitive.capture import events
 from gitive.core.clock import now_ms
 from gitive.core.home import gitive_home
+from gitive.lessons import writing
 from gitive.lessons.placement import place_like
-from gitive.store import logs, objects
+from gitive.store import objects
 from gitive.team.hive import Hive
 
 SETTLE_MS = 24 * 3_600_000
@@ -94,12 +95,12 @@ def record(hive: Hive, conn: sqlite3.Connection, now: int | None = None) -> list
         if row is None:
             continue
         try:
-            where = place_like(hive, conn, row[1], row[2])
+            where = place_like(hive, conn, row[1], row[2], outcome.lesson)
         except Exception:  # a lesson of another project: it is recorded from a clone of that project
             continue
-        logs.append(where.repo, hive.key, hive.team_id, where.log, where.scope,
-                    {"type": "citation", "lesson": outcome.lesson, "session": outcome.session,
-                     "success": outcome.success, "tests_passed": outcome.tests_passed, "reverted": outcome.reverted})
+        writing.write(hive, conn, where,
+                      {"type": "citation", "lesson": outcome.lesson, "session": outcome.session,
+                       "success": outcome.success, "tests_passed": outcome.tests_passed, "reverted": outcome.reverted})
         done.add(f"{outcome.session}\0{outcome.lesson}")
         written.append(outcome)
     if written:

@@ -12,13 +12,16 @@ app = typer.Typer(help="Lessons the team's agents learned: propose, list, show, 
                   no_args_is_help=True)
 
 _KIND_HELP = "Convention, Correction, Gotcha, Decision, Routing or Preference."
+_SEALED_HELP = ("Project scope: encrypt the lesson to the team's machines, for a project repository more public "
+                "than the team (default: git config hive.sealed). Personal lessons are always sealed.")
 _SYMPTOM_HELP = ("How the problem shows up (repeatable, at most 8): an error line, or a question this lesson "
                  "answers, worded as someone stuck would ask it.")
 
 
 def _propose(kind: str, text: str, applicability: str, evidence: list[str], tags: list[str], scope: str,
              quote: str | None, speaker: str | None, about: str | None, supersedes: str | None,
-             session: str | None, as_json: bool, symptoms: list[str] | None = None) -> int:
+             session: str | None, as_json: bool, symptoms: list[str] | None = None,
+             sealed: bool | None = None) -> int:
     from gitive.index.refresh import fresh_index
     from gitive.lessons import catalog
     from gitive.lessons.propose import make_quote, propose
@@ -29,7 +32,7 @@ def _propose(kind: str, text: str, applicability: str, evidence: list[str], tags
         old = catalog.resolve_id(conn, supersedes) if supersedes else None
         done = propose(hive, conn, kind=kind, text=text, applicability=applicability,
                        quote=make_quote(quote, speaker, about), evidence=evidence, tags=tags, scope=scope,
-                       supersedes=old, session=session, symptoms=symptoms)
+                       supersedes=old, session=session, symptoms=symptoms, sealed=sealed)
     if as_json:
         emit_json(done._asdict())
         return 0
@@ -51,6 +54,7 @@ def propose_cmd(
     applicability: str = typer.Option("", "--applicability", help="When it applies."),
     tag: list[str] = typer.Option([], "--tag", help="A tag (repeatable)."),
     scope: str = typer.Option("project", "--scope", help="personal, project or team."),
+    sealed: bool | None = typer.Option(None, "--sealed/--no-sealed", help=_SEALED_HELP),
     quote: str | None = typer.Option(None, "--quote", help="The words a person said (Preference, Decision)."),
     speaker: str | None = typer.Option(None, "--speaker", help="Who said the quoted words."),
     about: str | None = typer.Option(None, "--about", help="Whom the quote is about, if not the speaker."),
@@ -62,9 +66,11 @@ def propose_cmd(
 
     Example: gitive lessons propose --kind Gotcha --text "Run make gen after editing api.proto"
     --evidence file:api.proto --evidence commit:HEAD --symptom "ImportError: cannot import name 'OrderV2'"
+
+    Sealed (readable by the team's machines only): gitive lessons propose --sealed --kind Gotcha ...
     """
     return _propose(kind, text, applicability, evidence, tag, scope, quote, speaker, about, None, session, as_json,
-                    symptom)
+                    symptom, sealed)
 
 
 @app.command("supersede")
@@ -76,6 +82,7 @@ def supersede_cmd(
     applicability: str = typer.Option("", "--applicability", help="When it applies."),
     tag: list[str] = typer.Option([], "--tag", help="A tag (repeatable)."),
     scope: str = typer.Option("project", "--scope", help="personal, project or team."),
+    sealed: bool | None = typer.Option(None, "--sealed/--no-sealed", help=_SEALED_HELP),
     quote: str | None = typer.Option(None, "--quote", help="The words a person said."),
     speaker: str | None = typer.Option(None, "--speaker", help="Who said them."),
     symptom: list[str] = typer.Option([], "--symptom", help=_SYMPTOM_HELP),
@@ -86,7 +93,7 @@ def supersede_cmd(
     Example: gitive lessons supersede 3f1c9a0b --kind Convention --text "Use ruff, not flake8" -e file:pyproject.toml
     """
     return _propose(kind, text, applicability, evidence, tag, scope, quote, speaker, None, old, None, as_json,
-                    symptom)
+                    symptom, sealed)
 
 
 @app.command("list")

@@ -22,7 +22,8 @@ def line(lesson: dict[str, Any]) -> None:
 
 def full(lesson: dict[str, Any], audience: str | None = None) -> None:
     console.print(f"[bold]{lesson['kind']}[/] {lesson['id']}  {_state(lesson)}")
-    console.print(f"  scope: {lesson['scope']}" + (f" ({audience})" if audience else ""))
+    console.print(f"  scope: {lesson['scope']}" + (", sealed" if lesson.get("sealed") else "")
+                  + (f" ({audience})" if audience else ""))
     console.print(f"  by {lesson['author']} ({lesson['machine_name']})"
                   + (f", session {lesson['session']}" if lesson.get("session") else "")
                   + f", {lesson['age_days']} days ago")

@@ -281,6 +281,12 @@ _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
         "ref": ("str", False),  # what caused it: a commit, a task
         "gesture": ("gesture", False),
     },
+    # Sealed scopes (docs/scopes.md): one epoch of a scope's key, sealed to each recipient machine (X25519 from
+    # its machine key), with the keys of earlier epochs wrapped under it. `epoch` names the key, never shows it.
+    "scope-key": {"v": ("format-version", True), "epoch": ("hex", True), "recipients": ("sealed-boxes", True),
+                  "wraps": ("sealed-boxes", True)},
+    # A record of a sealed scope (a lesson, review, tombstone or citation), encrypted under an epoch's key.
+    "sealed": {"v": ("format-version", True), "epoch": ("hex", True), "box": ("str", True)},
 }
 
 KINDS = tuple(_FIELDS)
@@ -303,6 +309,9 @@ FIELD_CAPS: dict[tuple[str, str], int] = {
     ("task", "brief"): 48 * 1024,  # a handoff brief is at most 48 KiB
     ("task", "test"): 2 * 1024,
     ("prepared", "question"): 4 * 1024,
+    ("scope-key", "recipients"): 64 * 1024,  # about 360 recipient machines
+    ("scope-key", "wraps"): 16 * 1024,  # about 90 earlier epochs
+    ("sealed", "box"): 80 * 1024,  # the largest sealable record (a lesson with 32 KiB of evidence), in base64
 }
 MAX_INT = 2**63 - 1  # what SQLite and every JSON reader hold exactly
 
@@ -405,6 +414,11 @@ def _type_ok(kind: str, value: Any) -> bool:
         case "machine-heads":
             return (isinstance(value, dict) and len(value) <= 4096
                     and all(is_machine_id(k) and _heads_ok(v) for k, v in value.items()))
+        case "format-version":  # a later version's records still read (refused when opened), never malformed
+            return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_INT
+        case "sealed-boxes":  # {machine or epoch id: base64 box}, at most 4,096 of them
+            return (isinstance(value, dict) and len(value) <= 4096
+                    and all(is_hex64(k) and isinstance(v, str) and v for k, v in value.items()))
         case "any":
             return True
     raise AssertionError(f"unknown field type {kind}")

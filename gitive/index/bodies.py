@@ -22,6 +22,7 @@ from gitive.core import canonical
 from gitive.core.ids import is_machine_id
 from gitive.core.lessons import MAX_SYMPTOM, MAX_SYMPTOMS, MAX_TEXT, body_hash
 from gitive.errors import InvalidRecord
+from gitive.index import sealed
 from gitive.index.lesson_text import drop_text_of_body
 from gitive.store import bodies, refs, snapshots
 from gitive.store.snapshots import Snapshot
@@ -166,12 +167,14 @@ def _chunks(items: Iterable[str]) -> Iterable[list[str]]:
 
 
 def _wanting(conn: sqlite3.Connection, hashes: Iterable[str]) -> set[tuple[str, str]]:
-    """(hash, lesson) for each of ``hashes`` that a lesson header or a review's edit names."""
+    """(hash, lesson) for each of ``hashes`` that a lesson header or a review's edit names, or that an opened
+    sealed record names under that sealed name."""
     out: set[tuple[str, str]] = set()
     for batch in _chunks(hashes):
         marks = ",".join("?" * len(batch))
         out.update(conn.execute(f"SELECT body_hash, id FROM lessons WHERE body_hash IN ({marks})", batch))
         out.update(conn.execute(f"SELECT edits, about FROM reviews WHERE edits IN ({marks})", batch))
+        out.update(sealed.wanted_by_names(conn, batch))
     return out
 
 
@@ -191,8 +194,10 @@ def _retracted(conn: sqlite3.Connection, lesson: str) -> bool:
         is not None
 
 
-def _load(conn: sqlite3.Connection, repos: dict[str, pygit2.Repository], hash_: str, lesson: str) -> bool:
-    """Load ``hash_`` for ``lesson`` from any location whose blob really hashes to it; true if loaded."""
+def _load(conn: sqlite3.Connection, repos: dict[str, pygit2.Repository], hash_: str, lesson: str,
+          keyring: sealed.Keyring | None = None) -> bool:
+    """Load ``hash_`` for ``lesson`` from any location whose blob really hashes to it (or, with ``keyring``,
+    whose sealed blob opens to a body that does); true if loaded."""
     for store, blob in conn.execute("SELECT store, blob FROM body_locations WHERE body_hash = ?", (hash_,)):
         repo = repos.get(store)
         try:
@@ -201,19 +206,29 @@ def _load(conn: sqlite3.Connection, repos: dict[str, pygit2.Repository], hash_: 
             continue
         if obj is None or obj.type_str != "blob" or obj.size > MAX_BODY_BYTES:
             continue
-        try:
-            value = parse_body(obj.data)
-        except InvalidRecord:
-            continue
-        if body_hash(lesson, value) != hash_:
-            continue  # a body that does not match its signed hash is ignored; another location may match
-        conn.execute("INSERT OR IGNORE INTO lesson_bodies(body_hash, lesson, text, applicability, quote, symptoms) "
-                     "VALUES (?,?,?,?,?,?)",
-                     (hash_, lesson, value["text"], value["applicability"],
-                      json.dumps(value["quote"]) if value["quote"] else None,
-                      json.dumps(value["symptoms"]) if value.get("symptoms") else None))
-        return True
+        if _keep(conn, hash_, lesson, obj.data):
+            return True
+    if keyring is not None:
+        data = sealed.load_body(conn, repos, hash_, lesson, keyring)
+        return data is not None and _keep(conn, hash_, lesson, data)
     return False
+
+
+def _keep(conn: sqlite3.Connection, hash_: str, lesson: str, data: bytes) -> bool:
+    """Store ``data`` as the body ``hash_`` of ``lesson`` if it is one; a body that does not match its signed
+    hash is ignored (another location may match)."""
+    try:
+        value = parse_body(data)
+    except InvalidRecord:
+        return False
+    if body_hash(lesson, value) != hash_:
+        return False
+    conn.execute("INSERT OR IGNORE INTO lesson_bodies(body_hash, lesson, text, applicability, quote, symptoms) "
+                 "VALUES (?,?,?,?,?,?)",
+                 (hash_, lesson, value["text"], value["applicability"],
+                  json.dumps(value["quote"]) if value["quote"] else None,
+                  json.dumps(value["symptoms"]) if value.get("symptoms") else None))
+    return True
 
 
 def _forget_unserved(conn: sqlite3.Connection, removed: set[str]) -> set[str]:
@@ -224,6 +239,8 @@ def _forget_unserved(conn: sqlite3.Connection, removed: set[str]) -> set[str]:
         rows = conn.execute(f"SELECT body_hash, lesson FROM lesson_bodies WHERE body_hash IN ({marks}) AND "
                             f"body_hash NOT IN (SELECT body_hash FROM body_locations WHERE body_hash IN ({marks}))",
                             batch + batch).fetchall()
+        for hash_ in sealed.unserved(conn, batch):  # a sealed body, stored under its sealed name
+            rows += conn.execute("SELECT body_hash, lesson FROM lesson_bodies WHERE body_hash = ?", (hash_,)).fetchall()
         for hash_, lesson in rows:
             drop_text_of_body(conn, hash_)  # its search rows are deleted by what they indexed: this body
             conn.execute("DELETE FROM lesson_bodies WHERE body_hash = ?", (hash_,))
@@ -232,12 +249,12 @@ def _forget_unserved(conn: sqlite3.Connection, removed: set[str]) -> set[str]:
 
 
 def attach_bodies(conn: sqlite3.Connection, stores: list[pygit2.Repository], team_id: str,
-                  touched: set[str] | None = None) -> set[str]:
+                  touched: set[str] | None = None, keyring: sealed.Keyring | None = None) -> set[str]:
     """Follow moved body snapshots and load the bodies the index lacks; return lessons whose text changed.
 
     Only what changed is looked at: bodies that just became available, and the bodies and edits of
     ``touched`` lessons (every lesson when None). An edit of a retracted lesson, even one that arrives
-    after the tombstone, is refused rather than loaded.
+    after the tombstone, is refused rather than loaded. Sealed bodies are opened with ``keyring``.
     """
     added, removed = refresh_locations(conn, stores, team_id)
     changed = _forget_unserved(conn, removed)
@@ -253,7 +270,7 @@ def attach_bodies(conn: sqlite3.Connection, stores: list[pygit2.Repository], tea
     for hash_, lesson in sorted(wanted - have):
         if _retracted(conn, lesson):
             conn.execute("INSERT OR IGNORE INTO refused_bodies VALUES (?, ?)", (hash_, lesson))
-        elif _load(conn, repos, hash_, lesson):
+        elif _load(conn, repos, hash_, lesson, keyring):
             changed.add(lesson)
     return changed
 
@@ -321,6 +338,8 @@ def drop_own_bodies(stores: list[pygit2.Repository], key: object, team_id: str, 
         pairs = [(h, lesson) for h, lesson in conn.execute("SELECT body_hash, lesson FROM refused_bodies")]
     else:
         pairs = [(h, None) for h in hashes]
+    if conn is not None:  # sealed bodies are stored under their sealed names (only ours: we named them)
+        pairs += sealed.own_names(conn, me, pairs)
     changed = 0
     for repo in stores:
         gone = [h for h, lesson in pairs if bodies.is_body_hash(h) and _owns(repo, me, h, lesson)]

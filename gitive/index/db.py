@@ -207,6 +207,27 @@ MIGRATIONS: list[tuple[str, str | Callable[[sqlite3.Connection], None]]] = [
     # stay in its commit; roster entries keep everything), and the search index keeps neither the text, which
     # lesson_bodies holds, nor per-row sizes, so BM25 reads no extra row per match (index.lesson_text).
     ("0010-compact-index", lambda conn: _compact_index(conn)),
+    # Sealed scopes (docs/scopes.md, gitive/index/sealed.py): every scope-key entry (its recipients and wraps are
+    # public), every sealed entry and whether this machine opened it (the opened record beside it), and where
+    # the sealed bodies that opened records name are stored. Logs refused as malformed are read again: a
+    # version that did not know the sealed kinds refused their entries as malformed.
+    ("0011-sealed", """
+        CREATE TABLE scope_keys(author TEXT NOT NULL, log TEXT NOT NULL, seq INTEGER NOT NULL, scope TEXT NOT NULL,
+                                epoch TEXT NOT NULL, recipients TEXT NOT NULL, wraps TEXT NOT NULL, at INTEGER NOT NULL,
+                                seen INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(author, log, seq));
+        CREATE INDEX scope_keys_epoch ON scope_keys(epoch);
+        CREATE INDEX scope_keys_unseen ON scope_keys(seen) WHERE seen = 0;
+        CREATE TABLE sealed_entries(author TEXT NOT NULL, log TEXT NOT NULL, seq INTEGER NOT NULL,
+                                    commit_id TEXT NOT NULL, scope TEXT NOT NULL, epoch TEXT NOT NULL,
+                                    state INTEGER NOT NULL, kind TEXT, inner TEXT, migrated TEXT,
+                                    PRIMARY KEY(author, log, seq));
+        CREATE INDEX sealed_entries_state ON sealed_entries(state, epoch);
+        CREATE TABLE sealed_bodies(name TEXT NOT NULL, body_hash TEXT NOT NULL, lesson TEXT NOT NULL,
+                                   author TEXT NOT NULL, epoch TEXT NOT NULL,
+                                   PRIMARY KEY(name, body_hash, lesson)) WITHOUT ROWID;
+        CREATE INDEX sealed_bodies_hash ON sealed_bodies(body_hash);
+        DELETE FROM cursors WHERE refused = 'malformed'
+    """),
 ]
 
 

@@ -23,6 +23,7 @@ import pygit2
 from gitive.core import canonical, signed
 from gitive.errors import InvalidRecord
 from gitive.index import lessons as lesson_tables
+from gitive.index import sealed
 from gitive.index.db import meta_get, meta_set
 from gitive.index.problems import Report, record_problem
 from gitive.store import logs, refs
@@ -86,10 +87,18 @@ def entry_of(commit: str, envelope: str) -> Entry:
 def _project(conn: sqlite3.Connection, report: Report, rows: list[Row]) -> None:
     for row in rows:
         if row[4] in lesson_tables.KINDS:
+            if row[6].startswith('{"personal"') and not _personal_counts(conn, row):
+                continue  # someone else's, or pushed by a machine not theirs: personal scope is one person's
             entry = entry_of(row[3], row[7])
             lesson_tables.project_entry(conn, entry)
             record = entry.body["record"]
             report.lessons_touched.add(record.get("id") or record.get("about") or record.get("lesson") or "")
+        elif row[4] in sealed.KINDS:
+            sealed.record(conn, entry_of(row[3], row[7]))
+
+
+def _personal_counts(conn: sqlite3.Connection, row: Row) -> bool:
+    return sealed.personal_counts(conn, row[0], json.loads(row[6])["personal"])
 
 
 def insert(conn: sqlite3.Connection, report: Report, repo: pygit2.Repository, source: str,

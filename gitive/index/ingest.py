@@ -12,7 +12,7 @@ import multiprocessing
 import os
 import sqlite3
 from collections.abc import Callable, Iterator
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import quote
 
 import pygit2
@@ -21,10 +21,15 @@ from gitive.constants import BODIES_REF_PREFIX, CHAIN_PROBLEMS, REMOTES_REF_PREF
 from gitive.core.clock import now_ms
 from gitive.index import entries as entry_rows
 from gitive.index import lessons as lesson_tables
+from gitive.index import sealed
+from gitive.index.db import meta_get, meta_set
 from gitive.index.problems import Report, clear_chain_problems, record_problem
 from gitive.index.roster import recompute_roster
 from gitive.store import refs, verify
 from gitive.store.logs import claimed_seq
+
+if TYPE_CHECKING:
+    from nacl.signing import SigningKey
 
 Progress = Callable[[int, int], None]
 NOT_ADMITTED = "unknown-signer"  # the same kind doctor reports for entries of machines not on the roster
@@ -202,8 +207,11 @@ def _order(work: list[Work]) -> list[Work]:
 
 
 def ingest(conn: sqlite3.Connection, stores: list[pygit2.Repository], team_id: str, founder: str,
-           me: str | None = None, progress: Progress | None = None) -> Report:
-    """Verify and index everything new under the log refs of ``stores``, in one transaction."""
+           me: str | None = None, progress: Progress | None = None, key: SigningKey | None = None) -> Report:
+    """Verify and index everything new under the log refs of ``stores``, in one transaction.
+
+    With this machine's ``key``, sealed entries and bodies it may read are opened too (``index.sealed``).
+    """
     report = Report()
     now = now_ms()
     work: list[Work] = []
@@ -228,10 +236,15 @@ def ingest(conn: sqlite3.Connection, stores: list[pygit2.Repository], team_id: s
         return report
     conn.execute("BEGIN IMMEDIATE")
     try:
+        if me is not None and meta_get(conn, sealed.READER) != me:
+            meta_set(conn, sealed.READER, me)  # whose personal scope this index shows
         _ingest_all(conn, team_id, founder, work, parked, report, now, progress)
+        keyring = sealed.Keyring(conn, key) if key is not None else None
+        sealed.open_waiting(conn, keyring, report)
         if report.lessons_touched or moved_bodies or report.roster_changed or report.quarantined:
             lesson_tables.after_ingest(conn, stores, report.lessons_touched - {""},
-                                       report.roster_changed or report.quarantined, team_id=team_id)
+                                       report.roster_changed or report.quarantined, team_id=team_id,
+                                       keyring=keyring)
         conn.executemany("INSERT INTO cursors(store, ref, tip, seq) VALUES (?,?,?,0) ON CONFLICT(store, ref) "
                          "DO UPDATE SET tip = excluded.tip", moved_bodies)
         for repo in stores:

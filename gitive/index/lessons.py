@@ -16,7 +16,7 @@ from typing import Any
 import pygit2
 
 from gitive.core import gesture
-from gitive.index import lesson_files
+from gitive.index import lesson_files, sealed
 from gitive.index.bodies import attach_bodies
 from gitive.index.db import TEAM_META, meta_get
 from gitive.index.lesson_state import apply_tombstones, recompute_status
@@ -53,7 +53,10 @@ def check_pending_gestures(conn: sqlite3.Connection, team_id: str) -> None:
     for author, log, seq, kind in conn.execute("SELECT author, log, seq, kind FROM gestures_pending").fetchall():
         row = conn.execute("SELECT envelope FROM entries WHERE author = ? AND log = ? AND seq = ?",
                            (author, log, seq)).fetchone()
-        key = gesture.key_of(team_id, author, json.loads(row[0])["body"]["record"]) if row else None
+        record = json.loads(row[0])["body"]["record"] if row else None
+        if record is not None and record["type"] == "sealed":  # projected from the record it opened to
+            record = sealed.inner_record(conn, author, log, seq)
+        key = gesture.key_of(team_id, author, record) if record is not None else None
         conn.execute(f"UPDATE {_GESTURE_TABLES[kind]} SET gesture = ? WHERE author = ? AND log = ? AND seq = ?",
                      (key, author, log, seq))
     conn.execute("DELETE FROM gestures_pending")
@@ -119,10 +122,11 @@ def refresh_stats(conn: sqlite3.Connection, lessons: set[str] | None) -> None:
 
 
 def after_ingest(conn: sqlite3.Connection, stores: list[pygit2.Repository], touched: set[str],
-                 roster_changed: bool = False, *, team_id: str) -> None:
-    """Bring bodies, tombstones, states and the text index up to date after new entries or bodies arrived."""
+                 roster_changed: bool = False, *, team_id: str, keyring: sealed.Keyring | None = None) -> None:
+    """Bring bodies, tombstones, states and the text index up to date after new entries or bodies arrived
+    (sealed bodies too, with this machine's ``keyring``)."""
     retracted, lifted = apply_tombstones(conn, recheck=roster_changed)
-    changed = attach_bodies(conn, stores, team_id, touched | lifted) | touched | lifted
+    changed = attach_bodies(conn, stores, team_id, touched | lifted, keyring) | touched | lifted
     lesson_files.resolve_commits(conn, stores, touched)
     refresh_fts(conn, changed - retracted)
     recompute_status(conn, None if roster_changed else changed | retracted)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitive.core import notices
-from gitive.index import db, obligations
+from gitive.index import db, obligations, personal_migration
 from gitive.index.problems import Report
 from gitive.store import gitdir
 from gitive.team.hive import Hive
@@ -28,9 +28,15 @@ _WATCHED = ("/logs/", "/bodies/")  # the refs whose tips ingest keeps a cursor f
 
 @contextmanager
 def fresh_index(hive: Hive, progress: Progress | None = None) -> Iterator[tuple[sqlite3.Connection, Report]]:
-    """Open the hive's index, ingest anything new under its refs, and yield the connection and report."""
+    """Open the hive's index, ingest anything new under its refs, and yield the connection and report.
+
+    A personal store from before sealed scopes is moved into the team store first (``personal_migration``).
+    """
     _cache_project_id(hive)
+    moving = personal_migration.before_open(hive)
     with db.connect(hive.index_path) as conn:
+        if moving:
+            personal_migration.finish(hive, conn)
         if _unchanged(conn, hive.store_dirs()):
             obligations.refresh(conn)  # its fingerprint query: a new index table still gets filled
             if notices.listening():  # standing notices are said on every command, not only after a change
@@ -40,7 +46,8 @@ def fresh_index(hive: Hive, progress: Progress | None = None) -> Iterator[tuple[
         from gitive.index import ingest
 
         me = _me_or_none(hive)
-        report = ingest.ingest(conn, hive.stores(), hive.team_id, hive.founder, me, progress)
+        report = ingest.ingest(conn, hive.stores(), hive.team_id, hive.founder, me, progress,
+                               key=hive.machine_key if me is not None else None)
         if me is not None:
             _standing(hive, conn, me)
         obligations.refresh(conn)  # a fingerprint query when nothing changed
@@ -139,7 +146,9 @@ def catch_up(hive: Hive, conn: sqlite3.Connection) -> Report:
     """Ingest whatever was written since ``conn`` was opened (a check-then-write must see its own writes)."""
     from gitive.index import ingest
 
-    report = ingest.ingest(conn, hive.stores(), hive.team_id, hive.founder, _me_or_none(hive))
+    me = _me_or_none(hive)
+    report = ingest.ingest(conn, hive.stores(), hive.team_id, hive.founder, me,
+                           key=hive.machine_key if me is not None else None)
     obligations.refresh(conn)
     return report
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from gitive.core.clock import now_ms
 from gitive.errors import RemoteError
-from gitive.index import db, ingest, sync_history
+from gitive.index import db, ingest, scopes, sync_history
 from gitive.index.bodies import drop_own_bodies
 from gitive.index.entries import check_signatures
 from gitive.index.problems import Report, record_problem
@@ -30,6 +30,7 @@ class SyncReport:
     replaced: list[dict[str, Any]] = field(default_factory=list)  # junk on our refs a lease push replaced
     no_remote: list[str] = field(default_factory=list)  # stores with no remote to sync with (git dirs)
     team: dict[str, str] = field(default_factory=dict)  # the team this sync acted for: {id}
+    resealed: int = 0  # new epochs of sealed scopes written for machines that lacked a key
 
     @property
     def ok(self) -> bool:
@@ -40,7 +41,8 @@ class SyncReport:
                 "pushed": self.pushed, "rejected": [{"remote": r, "ref": f, "reason": why}
                                                     for r, f, why in self.rejected],
                 "unreachable": self.unreachable, "packed": self.packed, "dropped": self.dropped,
-                "replaced": self.replaced, "no_remote": self.no_remote, "team": self.team, "ok": self.ok}
+                "replaced": self.replaced, "no_remote": self.no_remote, "team": self.team,
+                "resealed": self.resealed, "ok": self.ok}
 
 
     def lines(self) -> list[tuple[str, str]]:
@@ -58,6 +60,8 @@ class SyncReport:
         out += [("", f"pushed {len(pushed)} refs to {remote}") for remote, pushed in self.pushed.items() if pushed]
         out += [("red", f"{remote} refused {ref}: {why}") for remote, ref, why in self.rejected]
         out += [("red", f"{remote}: {why}") for remote, why in self.unreachable.items()]
+        if self.resealed:
+            out.append(("", f"sealed {self.resealed} scope key(s) to machines that lacked them (docs/scopes.md)"))
         if self.no_remote:
             out.append(("yellow", NO_REMOTE))
         return out
@@ -131,6 +135,9 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
             conn.execute("COMMIT")
         if previous is not None:
             delays = sync_history.arrival_delays(conn, before, _me(hive), previous["at"], now_ms())
+        if push and not hive.removed and _me(hive) is not None:
+            # A machine that joined a sealed scope gets its keys (and so its history) from one that has them.
+            report.resealed = scopes.reseal(hive, conn, _sealed_scopes(hive, conn))
         if push:
             # A lesson retracted by its reviewer or owner: the author's machine drops the body it serves.
             # The machine key, not the shared-record writer: a removed machine still honours retractions.
@@ -157,6 +164,18 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
         report.packed |= maintenance.upkeep(repo).packed
     _history(hive, report, started, delays)
     return report
+
+
+def _sealed_scopes(hive: Hive, conn: Any) -> list[tuple[Any, str, dict[str, Any]]]:
+    """The sealed scopes this machine writes keys for: its person's, and this repository's project."""
+    from gitive.core.records import project_log
+
+    found = []
+    person = conn.execute("SELECT person FROM members WHERE machine = ? AND active = 1", (_me(hive),)).fetchone()
+    if person is not None:
+        found.append((hive.store, "personal", {"personal": person[0]}))
+    found.append((hive.project_store, project_log(hive.project_id), {"project": hive.project_id}))
+    return found
 
 
 def _remember(hive: Hive, report: SyncReport, pushed: bool) -> None:

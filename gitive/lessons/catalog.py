@@ -79,6 +79,8 @@ def get(conn: sqlite3.Connection, lesson: str) -> dict[str, Any]:
     ]
     original = conn.execute("SELECT text FROM lesson_bodies WHERE body_hash = ?", (found["body_hash"],)).fetchone()
     found["original_text"] = original[0] if original else None
+    found["sealed"] = conn.execute("SELECT 1 FROM sealed_entries WHERE author = ? AND log = ? AND seq = ?",
+                                   (found["author_machine"], found["log"], found["seq"])).fetchone() is not None
     tomb = conn.execute("SELECT reason, at FROM tombstones WHERE lesson = ? AND applied = 1", (lesson,)).fetchone()
     found["retraction"] = {"reason": tomb[0], "at": tomb[1]} if tomb else None
     return found

@@ -37,3 +37,4 @@ class Placement(NamedTuple):
     log: str
     scope: dict[str, Any]
     audience: str  # who can read it, said plainly
+    sealed: bool = False  # records and bodies are encrypted to the scope's machines (docs/scopes.md)

@@ -7,9 +7,8 @@ from typing import Any, NamedTuple
 
 from gitive.index.refresh import catch_up
 from gitive.lessons import evidence as evidence_mod
-from gitive.lessons import model, rules
+from gitive.lessons import model, rules, writing
 from gitive.lessons.placement import place
-from gitive.store import bodies, logs
 from gitive.team.hive import Hive
 
 
@@ -37,11 +36,12 @@ def make_quote(words: str | None, speaker: str | None, about: str | None = None,
 def propose(hive: Hive, conn: sqlite3.Connection, *, kind: str, text: str, applicability: str = "",
             quote: dict[str, Any] | None = None, evidence: list[str], tags: list[str] | None = None,
             scope: str = "project", supersedes: str | None = None, session: str | None = None,
-            symptoms: list[str] | None = None) -> Proposed:
+            symptoms: list[str] | None = None, sealed: bool | None = None) -> Proposed:
     """Check and write a lesson proposal (state ``proposed`` until a person reviews it).
 
     ``symptoms`` are how the problem shows up (error lines, the questions the lesson answers); they are
     stored in the body and indexed, so a later question worded differently from the text still finds it.
+    ``sealed`` seals a project lesson to the team's machines (default: the repository's ``hive.sealed``).
 
     Raises:
         InvalidRecord: a write-time rule refused it; nothing was written.
@@ -53,7 +53,7 @@ def propose(hive: Hive, conn: sqlite3.Connection, *, kind: str, text: str, appli
     rules.check_evidence(resolved)
     session = evidence_mod.session_label(hive, session) if session else None
     hearsay = rules.check_quote(kind, quote, resolved)
-    where = place(hive, conn, scope)
+    where = place(hive, conn, scope, sealed)
     items = [r.item for r in resolved]
     catch_up(hive, conn)
     lesson = model.lesson_id(hive.me, where.scope, kind, text, applicability, quote, items, symptoms)
@@ -67,7 +67,5 @@ def propose(hive: Hive, conn: sqlite3.Connection, *, kind: str, text: str, appli
         header["supersedes"] = supersedes
     if session:
         header["session"] = session
-    # Body first: a header whose body is missing is recoverable, a body without a header is just unused.
-    bodies.put(where.repo, hive.key, hive.team_id, digest, model.body_bytes(body))
-    logs.append(where.repo, hive.key, hive.team_id, where.log, where.scope, header)
+    writing.write(hive, conn, where, header, {digest: model.body_bytes(body)})  # the body first
     return Proposed(lesson, True, scope, where.audience, hearsay)

@@ -10,9 +10,8 @@ from gitive.index import deciding
 from gitive.index.bodies import drop_own_bodies
 from gitive.index.lesson_state import may_retract
 from gitive.index.refresh import catch_up
-from gitive.lessons import catalog
+from gitive.lessons import catalog, writing
 from gitive.lessons.placement import place_like
-from gitive.store import logs
 from gitive.team.hive import Hive
 
 if TYPE_CHECKING:
@@ -43,11 +42,10 @@ def retract(hive: Hive, conn: sqlite3.Connection, lesson: str, reason: str, sign
     check_allowed(hive, conn, lesson, signer)
     hashes = sorted({found["body_hash"], *[r[0] for r in conn.execute(
         "SELECT edits FROM reviews WHERE about = ? AND edits IS NOT NULL", (lesson,))]})
-    where = place_like(hive, conn, found["scope"], found["project"] or "")
+    where = place_like(hive, conn, found["scope"], found["project"] or "", lesson)
     record = {"type": "tombstone", "lesson": lesson, "reason": reason, "bodies": hashes}
-    logs.append(where.repo, hive.key, hive.team_id, where.log, where.scope,
-                deciding.signed(hive.team_id, hive.me, record, signer))
-    dropped = drop_own_bodies(hive.stores(), hive.key, hive.team_id, hive.me, hashes)
+    writing.write(hive, conn, where, deciding.signed(hive.team_id, hive.me, record, signer))
+    dropped = drop_own_bodies(hive.stores(), hive.key, hive.team_id, hive.me, hashes, conn)
     catch_up(hive, conn)  # this machine's index forgets the text now, not at the next command
     return Retracted(lesson, dropped)
 

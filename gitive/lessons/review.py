@@ -9,9 +9,8 @@ from gitive.errors import GitiveError, NotAllowed
 from gitive.index import deciding
 from gitive.index import projects as project_index
 from gitive.index.refresh import catch_up
-from gitive.lessons import catalog, model, rules
+from gitive.lessons import catalog, model, rules, writing
 from gitive.lessons.placement import place_like
-from gitive.store import bodies, logs
 from gitive.team.hive import Hive
 
 if TYPE_CHECKING:
@@ -60,19 +59,19 @@ def review(hive: Hive, conn: sqlite3.Connection, lesson: str, *, approved: bool,
     catch_up(hive, conn)
     found = catalog.get(conn, lesson)
     person = check_counts(hive, conn, found, signer)
-    where = place_like(hive, conn, found["scope"], found["project"] or "")
+    where = place_like(hive, conn, found["scope"], found["project"] or "", lesson)
     record: dict[str, Any] = {"type": "review", "about": lesson, "approver": person, "approved": approved,
                               "note": note, "scope": where.scope}
     edited = False
+    items: dict[str, bytes] = {}
     if text is not None and text != found["text"]:
         if not approved:
             raise GitiveError("an edit only makes sense with an approval; reject without --text")
         rules.check_text(text)
         edited_body = model.body(text, found["applicability"] or "", found["quote"])
         digest = model.body_hash(lesson, edited_body)
-        bodies.put(where.repo, hive.key, hive.team_id, digest, model.body_bytes(edited_body))
+        items[digest] = model.body_bytes(edited_body)
         record["edits"] = digest
         edited = True
-    logs.append(where.repo, hive.key, hive.team_id, where.log, where.scope,
-                deciding.signed(hive.team_id, hive.me, record, signer))
+    writing.write(hive, conn, where, deciding.signed(hive.team_id, hive.me, record, signer), items)
     return Reviewed(lesson, approved, edited)

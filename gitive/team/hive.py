@@ -28,6 +28,7 @@ KEY_FOUNDER = "hive.founder"
 KEY_STORE = "hive.teamStore"
 KEY_REMOTE = "hive.remote"  # multi-valued: the remotes `gitive sync` talks to (default: every hive remote)
 KEY_PROJECT_STORE = "hive.projectStore"  # "team" keeps project lessons in the team store
+KEY_SEALED = "hive.sealed"  # "true": this repository's project lessons are sealed to the team (docs/scopes.md)
 KEY_REMOVED = "hive.removed"  # set by the index when the roster shows this machine removed
 REMOVED = ("this machine was removed from the team; it no longer writes shared records (ask an admin to "
            "re-activate it)")
@@ -108,7 +109,8 @@ class Hive:
 
     @property
     def personal_dir(self) -> Path:
-        """This team's personal store on this machine.
+        """This team's personal store on this machine, as versions before sealed scopes wrote it (personal
+        lessons now travel sealed in the team store; ``index.personal_migration`` moves an old store there).
 
         Personal entries are signed for one team, so each team a machine belongs to has its own store:
         ``$GITIVE_HOME/personal.git`` for the first team that wrote one (as before several teams were
@@ -121,7 +123,8 @@ class Hive:
         return legacy
 
     def personal_store(self, create: bool = False) -> pygit2.Repository | None:
-        """This team's personal-scope records, never pushed to a shared remote (None until one is written)."""
+        """This team's old personal store, never pushed to a shared remote (None when there is none); read in
+        place until it is moved, and written by tests that build one as older versions did."""
         import pygit2
 
         from gitive.store import repo as repos

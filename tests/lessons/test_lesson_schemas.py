@@ -14,7 +14,7 @@ from referencing import Registry, Resource
 from gitive.capture import events
 from gitive.store import bodies, logs
 from gitive.store.snapshots import FANOUT, FLAT
-from testing import live
+from testing import live, sealed
 from testing.lessons import PASSPHRASE_ANSWER, as_person, confirmed, propose
 from testing.machines import Machine
 
@@ -33,8 +33,11 @@ def _validator(name: str = "entry.schema.json") -> Draft202012Validator:
     return Draft202012Validator(json.loads((SCHEMAS / name).read_text()), registry=registry)
 
 
-def _check_store(path: Path, entries: Draft202012Validator, body: Draft202012Validator) -> dict[str, int]:
-    """Validate every log entry and every body under ``refs/hive*`` of one repository; count entries by kind."""
+def _check_store(path: Path, entries: Draft202012Validator, body: Draft202012Validator,
+                 sealed_names: set[str] = frozenset()) -> dict[str, int]:  # type: ignore[assignment]
+    """Validate every log entry and every body under ``refs/hive*`` of one repository; count entries by kind.
+
+    A body stored under one of ``sealed_names`` is a sealed body: its plaintext was validated where it opened."""
     repo = pygit2.Repository(str(path))
     patterns = [re.compile(r["regex"]) for r in json.loads((SCHEMAS / "refs.json").read_text())["refs"]]
     kinds: dict[str, int] = {}
@@ -51,6 +54,8 @@ def _check_store(path: Path, entries: Draft202012Validator, body: Draft202012Val
             commit = repo[repo.references[ref].target]
             layout = FANOUT if "Hive-Layout: fanout-2" in commit.message else FLAT
             for name, blob in bodies.entries(repo, str(commit.tree_id), layout):
+                if name in sealed_names:
+                    continue
                 value = json.loads(repo[blob].data)
                 errors = sorted(_errors(body, value), key=str)
                 assert not errors, f"{path}:{ref} body {name[:12]}: {errors[0]}"
@@ -95,12 +100,15 @@ def test_lesson_review_tombstone_and_project_member_entries_validate(trio: list[
 
     entries, body = _validator(), _validator("lesson-body.schema.json")
     seen: dict[str, int] = {}
+    sealed_names = {row[0] for m in (a, b, c) for row in sealed.index_rows(
+        m.clone / ".git" / "gitive" / "index.sqlite", "SELECT name FROM sealed_bodies")}
+    assert sealed_names  # the personal lesson's body, opened on its author's machine
     for m in (a, b, c):
         for store in (m.clone, m.home / "personal.git"):
             if store.exists():
-                for kind, n in _check_store(store, entries, body).items():
+                for kind, n in _check_store(store, entries, body, sealed_names).items():
                     seen[kind] = seen.get(kind, 0) + n
-    assert {"lesson", "review", "tombstone", "project-member"} <= set(seen)
+    assert {"lesson", "review", "tombstone", "project-member", "sealed", "scope-key"} <= set(seen)
     assert seen["project-member"] >= 5  # three claims or proposals, two confirmations
     assert seen["review"] >= 5
 

@@ -1,4 +1,4 @@
-"""Scope decides the store: personal lessons never leave the machine, project lessons can live in the team
+"""Scope decides the store: personal lessons travel only sealed, project lessons can live in the team
 store when the project repository is more public than the team (``hive.projectStore = team``)."""
 
 from __future__ import annotations
@@ -20,26 +20,21 @@ def _logs(repo: Path) -> set[str]:
     return {name.split("/", 3)[3] for name in fixtures.ref_tips(repo, "refs/hive/logs/")}
 
 
-def test_a_personal_lesson_never_reaches_the_remote(founder: Machine, bare_remote: Path) -> None:
+def test_a_personal_lesson_reaches_the_remote_only_sealed(founder: Machine, bare_remote: Path) -> None:
     a = founder
     secret = "I always forget to run the linter before lunch"
-    personal = propose(a, secret, "--scope", "personal")
+    personal = propose(a, secret, "--scope", "personal", "--tag", "lunchtime-linter")
     shared = propose(a, "The project lesson next to it is shared")
     a.ok("sync")
 
-    assert f"{a.id}/{a.project_log}" in _logs(bare_remote)  # sync did push, just not the personal lesson
-    assert f"{a.id}/personal" not in _logs(bare_remote)
-    assert not [name for name in fixtures.ref_tips(bare_remote) if "personal" in name]
-    assert _blobs_with(bare_remote, secret) == []
+    assert {f"{a.id}/{a.project_log}", f"{a.id}/personal"} <= _logs(bare_remote)  # it travels, sealed
+    for text in (secret, "lunchtime-linter", personal):
+        assert _blobs_with(bare_remote, text) == []
+        assert _blobs_with(a.clone, text) == []
     assert _blobs_with(bare_remote, "The project lesson next to it is shared")
-    assert _blobs_with(a.clone, secret) == []  # not even in the clone: it lives in the personal store
-
-    personal_store = a.home / "personal.git"
-    assert f"{a.id}/personal" in _logs(personal_store)
-    assert _blobs_with(personal_store, secret)
-    assert fixtures.run_git(["remote"], cwd=personal_store).strip() == ""
+    assert not (a.home / "personal.git").exists()  # no local-only store any more
     shown = a.json("lessons", "show", personal)
-    assert (shown["scope"], shown["text"]) == ("personal", secret)
+    assert (shown["scope"], shown["text"], shown["tags"]) == ("personal", secret, ["lunchtime-linter"])
     assert {item["id"] for item in a.json("lessons", "list")} == {personal, shared}
 
 
