@@ -67,6 +67,7 @@ def build(base: Path, machines: int, obligations: int) -> dict[str, Any]:
     """The remote, the machines' keys, and the anchor's configured clone (see the module docstring)."""
     import pygit2
 
+    from gitive.core import gesture
     from gitive.core.keys import machine_id
     from gitive.index import obligations as table
     from gitive.store import logs, snapshots
@@ -81,8 +82,9 @@ def build(base: Path, machines: int, obligations: int) -> dict[str, Any]:
     c.git("commit", "--quiet", "-m", "first", cwd=work)
     c.git("push", "--quiet", "origin", "HEAD:refs/heads/main", cwd=work)
     founder_home = base / "founder-home"
+    signer = c.person_key(founder_home)  # the founder's person key: admissions are decisions (gestured)
     with c.in_dir(work, founder_home):
-        done = ops.found(work, "founder", "laptop", "bench")
+        done = ops.found(work, "founder", "laptop", "bench", signer=signer)
     repo = pygit2.Repository(str(work))
     from gitive.core.keys import load_key
 
@@ -92,10 +94,11 @@ def build(base: Path, machines: int, obligations: int) -> dict[str, Any]:
     anchor_key = key_for(10_000)
     now = int(time.time() * 1000)
     for i, key in enumerate(keys):
-        logs.append(repo, founder, team_id, "roster", TEAM_SCOPE,
-                    ops.member_record(machine_id(key), f"p{i}", f"m{i}", [], None))
-    logs.append(repo, founder, team_id, "roster", TEAM_SCOPE,
-                ops.member_record(machine_id(anchor_key), "anchor", "anchor", [], None, role="anchor"))
+        logs.append(repo, founder, team_id, "roster", TEAM_SCOPE, gesture.sign(
+            signer, team_id, done.machine, ops.member_record(machine_id(key), f"p{i}", f"m{i}", [], None)))
+    logs.append(repo, founder, team_id, "roster", TEAM_SCOPE, gesture.sign(
+        signer, team_id, done.machine, ops.member_record(machine_id(anchor_key), "anchor", "anchor", [], None,
+                                                         role="anchor")))
     rnd = random.Random(7)
     for i in range(obligations):
         owner = i % machines
@@ -147,7 +150,7 @@ def _presence(repo: Any, key: Any, team_id: str, i: int, snapshots: Any) -> None
                           "started": int(time.time() * 1000) - 60_000, "turn": "busy", "files": []}]}
     builder = repo.TreeBuilder()
     builder.insert("presence.json", repo.create_blob(canonical.dumps(snap)), pygit2.enums.FileMode.BLOB)
-    commit = snapshots.write(repo, key, team_id, "presence", builder.write(), "presence")
+    commit = snapshots.write(repo, key, team_id, "presence", builder.write(), "presence", 1)  # a first version
     refs.force_set(repo, refs.presence_ref(me), commit, "bench")
 
 
