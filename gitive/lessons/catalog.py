@@ -101,13 +101,15 @@ def listing(conn: sqlite3.Connection, *, states: tuple[str, ...] | None = None, 
         return []
     by_id = {}
     for row in conn.execute(_PAGE + f" WHERE l.id IN ({', '.join('?' * len(ids))})", ids):
-        by_id[row[0]] = _shape(row[:20], now, row[22:] if row[25] is not None else None, row[20:22])
+        by_id[row[0]] = _shape(row[:20], now, row[22:26] if row[25] is not None else None, row[20:22])
+        by_id[row[0]]["sealed"] = bool(row[26])
     return [by_id[i] for i in ids if i in by_id]
 
 
 _PAGE = _SELECT.replace("FROM visible_lessons l", "FROM lessons l").replace(
     "m.person, m.name", "m.person, m.name, COALESCE(st.citations, 0), COALESCE(st.successes, 0), "
-    "b.text, b.applicability, b.quote, b.body_hash") + """
+    "b.text, b.applicability, b.quote, b.body_hash, EXISTS (SELECT 1 FROM sealed_entries s WHERE s.author = "
+    "l.author AND s.log = l.log AND s.seq = l.seq)") + """
     LEFT JOIN lesson_stats st ON st.lesson = l.id
     LEFT JOIN lesson_bodies b ON b.body_hash = COALESCE((SELECT r.edits FROM valid_reviews r JOIN lesson_bodies e
         ON e.body_hash = r.edits WHERE r.about = l.id AND r.approved = 1 ORDER BY r.at DESC LIMIT 1), l.body_hash)

@@ -143,7 +143,10 @@ def _index_state(machine: Machine) -> tuple[str, str, list[str]]:
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     wal_digest = hashlib.sha256(wal.read_bytes() if wal.exists() else b"").hexdigest()
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
-        dump = list(conn.iterdump())
+        # every stored table (an FTS table's shadow tables included; a contentless FTS table cannot be scanned)
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table' "
+                                             "AND sql NOT LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name")]
+        dump = [f"{t}: {row!r}" for t in tables for row in conn.execute(f'SELECT * FROM "{t}"')]
     return digest, wal_digest, dump
 
 
