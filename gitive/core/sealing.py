@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 from typing import TYPE_CHECKING, Any
 
 import blake3
@@ -84,15 +85,20 @@ def open_key(machine_key: SigningKey, box: Any, epoch: str) -> bytes | None:
     return key if len(key) == KEY_BYTES and epoch_id(key) == epoch else None
 
 
+@functools.lru_cache(maxsize=64)
+def _box(key: bytes) -> nacl.secret.SecretBox:
+    return nacl.secret.SecretBox(key)  # one per epoch key: an index opens thousands of records with a few keys
+
+
 def encrypt(key: bytes, plaintext: bytes) -> bytes:
     """``plaintext`` in a SecretBox under ``key`` (random nonce first)."""
-    return bytes(nacl.secret.SecretBox(key).encrypt(plaintext))
+    return bytes(_box(key).encrypt(plaintext))
 
 
 def decrypt(key: bytes, data: bytes) -> bytes | None:
     """The plaintext of a SecretBox under ``key``, or None if it does not open (wrong key, tampered)."""
     try:
-        return nacl.secret.SecretBox(key).decrypt(data)
+        return _box(key).decrypt(data)
     except (nacl.exceptions.CryptoError, ValueError, TypeError):
         return None
 

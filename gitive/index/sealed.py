@@ -132,12 +132,10 @@ def _chunks(items: list[str], size: int = 500) -> list[list[str]]:
 
 def _open(conn: sqlite3.Connection, report: Report, key: bytes, author: str, log: str, seq: int, commit: str,
           scope: dict[str, Any], reader: str) -> None:
-    row = conn.execute("SELECT envelope, at, scope FROM entries WHERE author = ? AND log = ? AND seq = ?",
-                       (author, log, seq)).fetchone()
-    envelope = json.loads(row[0])  # the index keeps only the record of a non-roster envelope (index.entries)
-    envelope["body"] = {"author": author, "log": log, "seq": seq, "at": row[1], "scope": json.loads(row[2]),
-                        **envelope["body"]}
-    plain = sealing.open_record(key, envelope["body"]["record"]["box"])
+    box, epoch, at = conn.execute("SELECT json_extract(envelope, '$.body.record.box'), json_extract(envelope, "
+                                  "'$.body.record.epoch'), at FROM entries WHERE author = ? AND log = ? AND seq = ?",
+                                  (author, log, seq)).fetchone()
+    plain = sealing.open_record(key, box)
     why = "its box does not open with the key its epoch names" if plain is None else \
         _refusal(conn, plain, author, log, scope, reader)
     where = (author, log, seq)
@@ -150,17 +148,17 @@ def _open(conn: sqlite3.Connection, report: Report, key: bytes, author: str, log
     inner = plain["record"]
     conn.execute(f"UPDATE sealed_entries SET state = {OPEN}, kind = ?, inner = ?, migrated = ? "
                  "WHERE author = ? AND log = ? AND seq = ?",
-                 (inner["type"], canonical.dumps(inner).decode(), plain.get("migrated"), *where))
+                 (inner["type"], json.dumps(inner), plain.get("migrated"), *where))
     from gitive.index import lessons as lesson_tables  # it imports the body loader, which imports this module
 
-    opened = {**envelope, "body": {**envelope["body"], "record": inner}}
-    lesson_tables.project_entry(conn, Entry(commit, None, opened))
+    body = {"author": author, "log": log, "seq": seq, "at": at, "scope": scope, "record": inner}
+    lesson_tables.project_entry(conn, Entry(commit, None, {"body": body}))
     lesson = inner.get("id") or inner.get("about") or inner.get("lesson") or ""
     report.lessons_touched.add(lesson)
     for hash_ in (inner.get("body_hash"), inner.get("edits")):
         if isinstance(hash_, str):
             conn.execute("INSERT OR IGNORE INTO sealed_bodies VALUES (?,?,?,?,?)",
-                         (sealing.body_name(key, hash_), hash_, lesson, author, envelope["body"]["record"]["epoch"]))
+                         (sealing.body_name(key, hash_), hash_, lesson, author, epoch))
 
 
 _PLAIN_KEYS = {"v", "author", "log", "record"}
