@@ -7,7 +7,6 @@ cursors and the queue are in SQLite, firings are records in git, and the next ru
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import signal
@@ -21,6 +20,7 @@ from gitive.anchor import state
 from gitive.anchor.config import Config
 from gitive.anchor.config import load as load_config
 from gitive.anchor.tick import Anchor, TickReport, tick
+from gitive.core import pidlock
 from gitive.core.clock import now_ms
 from gitive.core.home import ensure_home
 from gitive.errors import GitiveError
@@ -35,39 +35,21 @@ class AlreadyRunning(GitiveError):
 
 
 def acquire_lock(home: Path) -> TextIO:
-    """Hold ``anchor.lock`` while this process lives; say who holds it if another anchor runs here.
+    """Hold ``anchor.lock`` while this process lives.
 
     Raises:
         AlreadyRunning: another anchor runs for this ``$GITIVE_HOME``.
     """
-    fh = open(home / LOCK, "a+")  # noqa: SIM115 - held for the anchor's whole life
     try:
-        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        fh.seek(0)
-        holder = fh.read().strip() or "unknown"
-        fh.close()
-        raise AlreadyRunning(f"an anchor already runs for {home} (pid {holder}); `gitive anchor stop` stops it") from None
-    fh.seek(0)
-    fh.truncate()
-    fh.write(str(os.getpid()))
-    fh.flush()
-    return fh
+        return pidlock.acquire(home / LOCK)
+    except pidlock.Held as held:
+        raise AlreadyRunning(f"an anchor already runs for {home} (pid {held.pid}); `gitive anchor stop` stops it") \
+            from None
 
 
 def holder(home: Path) -> int | None:
-    """The pid of the anchor holding the lock, or None when none does (a dead one's pid proves nothing)."""
-    try:
-        with open(home / LOCK) as fh:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                text = fh.read().strip()
-                return int(text) if text.isdigit() else None
-            fcntl.flock(fh, fcntl.LOCK_UN)
-            return None
-    except OSError:
-        return None
+    """The pid of the anchor holding the lock, or None when none does."""
+    return pidlock.holder(home / LOCK)
 
 
 def require_anchor(hive: Hive) -> None:

@@ -10,8 +10,9 @@ import time
 from typing import Any
 
 from gitive.capture import daemon_client
+from gitive.core import pidlock
 from gitive.core.home import ensure_home, gitive_home
-from gitive.daemon.runner import LOCK, SOCKET, holder_pid
+from gitive.daemon.runner import LOCK, SOCKET
 from gitive.errors import GitiveError
 
 
@@ -55,7 +56,7 @@ def start(interval: float, repo: str | None) -> int:
 def stop(timeout: float = 10.0) -> int | None:
     """Stop the daemon (SIGTERM, then wait); return the pid that was stopped, or None if none ran."""
     home = gitive_home()
-    pid = running() or (holder_pid(home) if _lock_held(home) else None)
+    pid = running() or pidlock.holder(home / LOCK)
     if not pid:
         return None
     try:
@@ -71,22 +72,6 @@ def stop(timeout: float = 10.0) -> int | None:
             return pid
         time.sleep(0.05)
     raise GitiveError(f"the daemon (pid {pid}) did not stop within {timeout:g} s")
-
-
-def _lock_held(home: Any) -> bool:
-    """Whether some process holds the daemon lock (a pid left in the file by a dead daemon proves nothing)."""
-    import fcntl
-
-    try:
-        with open(home / LOCK) as fh:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return True
-            fcntl.flock(fh, fcntl.LOCK_UN)
-            return False
-    except OSError:
-        return False
 
 
 def status() -> dict[str, Any]:

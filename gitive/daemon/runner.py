@@ -9,7 +9,6 @@ killed at any point restarts with nothing lost: undelivered items are still queu
 
 from __future__ import annotations
 
-import fcntl
 import os
 import signal
 import threading
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gitive.capture import events
+from gitive.core import pidlock
 from gitive.core.clock import now_ms
 from gitive.core.home import ensure_home
 from gitive.daemon.server import Server
@@ -36,33 +36,16 @@ class AlreadyRunning(GitiveError):
 
 
 def acquire_lock(home: Path) -> TextIO:
-    """Hold ``daemon.lock`` for this process's lifetime; say who holds it if another daemon does.
+    """Hold ``daemon.lock`` for this process's lifetime.
 
     Raises:
         AlreadyRunning: another daemon serves this ``$GITIVE_HOME``.
     """
-    fh = open(home / LOCK, "a+")  # noqa: SIM115 - held open for the daemon's whole life
     try:
-        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        fh.seek(0)
-        holder = fh.read().strip() or "unknown"
-        fh.close()
-        raise AlreadyRunning(f"a gitive daemon already runs for {home} (pid {holder}); "
+        return pidlock.acquire(home / LOCK)
+    except pidlock.Held as held:
+        raise AlreadyRunning(f"a gitive daemon already runs for {home} (pid {held.pid}); "
                              "`gitive daemon stop` stops it") from None
-    fh.seek(0)
-    fh.truncate()
-    fh.write(str(os.getpid()))
-    fh.flush()
-    return fh
-
-
-def holder_pid(home: Path) -> int | None:
-    try:
-        text = (home / LOCK).read_text().strip()
-    except OSError:
-        return None
-    return int(text) if text.isdigit() else None
 
 
 def _watch(paths: list[Path], stop: threading.Event, wake: threading.Event, flags: dict[str, Any]) -> None:
