@@ -61,3 +61,27 @@ def test_git_daemon_is_stopped_after_the_context(tmp_path: Path) -> None:
         proc = daemon.proc
         assert proc.poll() is None
     assert proc.poll() is not None
+
+
+def test_cpu_load_runs_two_busy_processes_per_core_and_stops_them(monkeypatch) -> None:
+    from testing import load
+
+    monkeypatch.setenv("GITIVE_TEST_LOAD", "1")
+    with load.cpu_load(per_core=2, seconds=30, settle=0.1) as busy:
+        assert busy.count == 2 * load.cores()
+        assert busy.alive() == busy.count
+        procs = list(busy.procs)
+    assert all(p.poll() is not None for p in procs)
+
+
+def test_cpu_load_bounds_each_process_in_time(monkeypatch) -> None:
+    import time
+
+    from testing import load
+
+    monkeypatch.setenv("GITIVE_TEST_LOAD", "1")
+    with load.cpu_load(per_core=1, seconds=0.5, settle=0) as busy:
+        deadline = time.monotonic() + 10
+        while busy.alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert busy.alive() == 0  # each stopped by itself at its deadline
