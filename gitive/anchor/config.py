@@ -48,8 +48,8 @@ class Config:
     interval: float = DEFAULT_INTERVAL
     watchers: tuple[Watcher, ...] = field(default_factory=tuple)
     path: Path | None = None
-    workers: dict[str, Any] = field(default_factory=dict)  # name -> gitive.anchor.workers.Worker
-    prepared: Any = None  # gitive.anchor.settings.Prepared (None: the defaults)
+    workers: dict[str, Any] = field(default_factory=dict)  # name -> gitive.anchor.prepared.workers.Worker
+    prepared: Any = None  # gitive.anchor.prepared.settings.Prepared (None: the defaults)
 
     @property
     def watcher_names(self) -> set[str]:
@@ -115,7 +115,7 @@ def load(path: Path | None = None) -> Config:
     watchers = data.get("watchers") or {}
     if not isinstance(watchers, dict):
         raise ConfigError(f"{path}: `watchers` must map a name to its command")
-    from gitive.anchor import settings, workers
+    from gitive.anchor.prepared import settings, workers
 
     return Config(_number(f"{path}: `interval`", data.get("interval", DEFAULT_INTERVAL), 1),
                   tuple(_watcher(path, name, spec) for name, spec in watchers.items()), path,

@@ -29,10 +29,11 @@ from urllib.parse import quote
 
 import pygit2
 
-from gitive.anchor import sources, state, watchers
+from gitive.anchor import sources, watchers
+from gitive.anchor.base import state
 from gitive.anchor.config import Config
-from gitive.anchor.evaluation import Evaluator, Results
-from gitive.anchor.queue import Gate, Item, Queue, item_for
+from gitive.anchor.gate.queue import Gate, Item, Queue, item_for
+from gitive.anchor.obligations.evaluation import Evaluator, Results
 from gitive.core.clock import now_ms
 from gitive.core.records import TEAM_SCOPE
 from gitive.errors import RemoteError
@@ -88,7 +89,7 @@ class Anchor:
     _snapshots: dict[str, dict[str, str]] = field(default_factory=dict)
     _kept: list[sqlite3.Connection] = field(default_factory=list)
     inline: bool = False  # prepared work runs inside the tick (`gitive anchor run --once`), not on threads
-    prepared_work: Any = None  # gitive.anchor.prepared.Work, made at the first tick that has a task
+    prepared_work: Any = None  # gitive.anchor.prepared.work.Work, made at the first tick that has a task
 
     def keep_open(self) -> None:
         """Hold an idle connection to the index and to the state database between ticks: SQLite deletes a
@@ -309,7 +310,7 @@ def tick(anchor: Anchor, *, fetch: bool = True, gate: Gate | None = None) -> Tic
 
 
 def _gate(anchor: Anchor, st: sqlite3.Connection, index: sqlite3.Connection) -> Gate:
-    from gitive.anchor.gating import Gate as Gating
+    from gitive.anchor.gate.gating import Gate as Gating
 
     return Gating(anchor.hive, st, index)
 
@@ -318,7 +319,8 @@ def _prepared(anchor: Anchor, index: sqlite3.Connection, st: sqlite3.Connection,
               report: TickReport) -> None:
     """Prepared work (docs/prepared.md): tasks, drafts and approvals; speculative merges; rescue of stuck
     sessions; each its own module."""
-    from gitive.anchor import prepared, rescue, speculative
+    from gitive.anchor.prepared import rescue, speculative
+    from gitive.anchor.prepared import work as prepared
 
     prepared.step(anchor, index, gate, now, report)
     speculative.step(anchor, st, index, now, report)
@@ -327,7 +329,7 @@ def _prepared(anchor: Anchor, index: sqlite3.Connection, st: sqlite3.Connection,
 
 def _offer_watched(anchor: Anchor, gate: Gate, index: sqlite3.Connection, batch: sources.Batch) -> None:
     """Watcher lines meant for a person (a title, a failed CI state, a security mark) become candidates."""
-    from gitive.anchor import gating, watched
+    from gitive.anchor.gate import gating, watched
 
     if isinstance(gate, gating.Gate):
         found = [e for e in batch.events if e["source"]["kind"] == "watcher"]
@@ -338,7 +340,8 @@ def _offer_watched(anchor: Anchor, gate: Gate, index: sqlite3.Connection, batch:
 def _run_gate(anchor: Anchor, gate: Gate, index: sqlite3.Connection, st: sqlite3.Connection, now: int,
               report: TickReport, batch: sources.Batch) -> None:
     """Dangling work, then the gate's decisions for everything offered (docs/gate.md)."""
-    from gitive.anchor import dangling, digest, gating
+    from gitive.anchor.gate import digest, gating
+    from gitive.anchor.obligations import dangling
 
     if not isinstance(gate, gating.Gate):
         return

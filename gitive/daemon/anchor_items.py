@@ -50,7 +50,7 @@ def ensure(db: sqlite3.Connection) -> None:
 
 def take(index: sqlite3.Connection, db: sqlite3.Connection, team: str, person: str, now: int | None = None) -> int:
     """Record the deliveries to ``person`` the ledger holds that this machine has not seen; how many were new."""
-    from gitive.anchor import ledger
+    from gitive.anchor.gate import ledger
 
     ensure(db)
     now = now if now is not None else now_ms()

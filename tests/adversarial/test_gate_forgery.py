@@ -18,8 +18,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitive.anchor import gestures, items, ledger
-from gitive.anchor import prefs as prefs_mod
+from gitive.anchor.gate import gestures, items, ledger
+from gitive.anchor.gate import prefs as prefs_mod
 from gitive.core.records import GATE_BRANCHES
 from gitive.index.refresh import fresh_index
 from gitive.team.hive import open_hive

@@ -65,7 +65,7 @@ def test_over_budget_stops_the_run_and_becomes_an_item(team: AnchoredTeam) -> No
     prep.buggy_project(team.alice)
     prep.hand(team.alice, f"fix add\nsleep: 30\n{prep.FIX}", "--budget", "1m")
     tick = prep.ticker(team)
-    from gitive.anchor.workers import Worker
+    from gitive.anchor.prepared.workers import Worker
 
     tick.anchor.config.workers["fix"] = Worker("fix", tick.anchor.config.workers["fix"].command, (), 2)
     report = tick()
@@ -82,7 +82,7 @@ def test_the_worker_gets_only_the_listed_secrets_and_its_log_shows_none(team: An
     monkeypatch.setenv("API_TOKEN", "s3cret-value-123")
     monkeypatch.setenv("UNLISTED_SECRET", "do-not-pass")
     tick = prep.ticker(team)
-    from gitive.anchor.workers import Worker
+    from gitive.anchor.prepared.workers import Worker
 
     tick.anchor.config.workers["fix"] = Worker("fix", tick.anchor.config.workers["fix"].command, ("API_TOKEN",), 60)
     tick()
@@ -185,7 +185,7 @@ def test_a_skip_is_counted_and_leaves_the_draft_alone(team: AnchoredTeam) -> Non
     _approve(team.alice, task, "--skip", "--note", "not this week")
     tick()
     assert prep.prepared_records(team.anchor)[-1]["state"] == "drafted"
-    from gitive.anchor import approvals
+    from gitive.anchor.prepared import approvals
     from gitive.index.refresh import fresh_index
     from gitive.team.hive import open_hive
     from testing import live
@@ -201,7 +201,7 @@ def test_a_skip_is_counted_and_leaves_the_draft_alone(team: AnchoredTeam) -> Non
 def test_on_threads_the_running_task_is_a_session_in_the_anchors_presence(team: AnchoredTeam) -> None:
     import time
 
-    from gitive.anchor.tasks import session_name
+    from gitive.anchor.prepared.tasks import session_name
     from testing import live
 
     prep.buggy_project(team.alice)

@@ -15,12 +15,12 @@ import json
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from gitive.anchor import prefs as prefs_mod
-from gitive.anchor import state
+from gitive.anchor.base import state
+from gitive.anchor.gate import prefs as prefs_mod
 from gitive.index.queries import VERIFIED
 
 if TYPE_CHECKING:
-    from gitive.anchor.gate import Decision
+    from gitive.anchor.gate.order import Decision
 
 _BY_ANCHOR = VERIFIED + " AND m.role = 'anchor'"
 

@@ -6,12 +6,12 @@ Each tick (after the obligations, before the gate), :func:`step`:
    anchor's ledger log, written *before* its item is offered to the gate (a crash never loses an outcome it
    wrote; an attempt that was running when the anchor stopped is started again);
 2. starts the tasks of this project that no anchor has started: a ``running`` record first (so a second anchor
-   leaves them alone), then the attempt (:func:`gitive.anchor.drafting.prepare`) on a thread of its own, or in
+   leaves them alone), then the attempt (:func:`gitive.anchor.prepared.drafting.prepare`) on a thread of its own, or in
    the tick itself for ``gitive anchor run --once``; each running task is a session ``anchor/<name>`` in this
    machine's presence, so teammates' agents see it and can write to it;
 3. for every draft: the task owner's counted answer to exactly that draft (its ``diff_hash`` on its base,
-   :mod:`gitive.anchor.approvals`). An approval on a base that is still the target's tip lands the change
-   (fast-forward) or runs the propose command, through the Approved tier (:mod:`gitive.anchor.tiers`), which
+   :mod:`gitive.anchor.prepared.approvals`). An approval on a base that is still the target's tip lands the change
+   (fast-forward) or runs the propose command, through the Approved tier (:mod:`gitive.anchor.prepared.tiers`), which
    checks the hash and the base again. When the base moved before the answer came, or after it, the draft is
    rebased onto the new tip (the old change applied, the tests run again) and the owner is asked again: the old
    review covers nothing on the new base. A skip is counted and leaves the draft where it is.
@@ -25,14 +25,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitive.anchor import approvals, drafting, items, tasks, tiers
-from gitive.anchor.settings import Prepared
+from gitive.anchor.gate import items
+from gitive.anchor.prepared import approvals, drafting, tasks, tiers
+from gitive.anchor.prepared.settings import Prepared
 from gitive.core.records import TEAM_SCOPE
 from gitive.errors import GitiveError
 from gitive.store import drafts, logs, worktrees
 
 if TYPE_CHECKING:
-    from gitive.anchor.gating import Gate
+    from gitive.anchor.gate.gating import Gate
     from gitive.anchor.tick import Anchor, TickReport
 
 PRESENCE_REFRESH_MS = 5 * 60_000
@@ -138,7 +139,7 @@ def step(anchor: Anchor, index: sqlite3.Connection, gate: Gate | None, now: int,
 
         catch_up(anchor.hive, index)
         progress = tasks.progress(index)
-    from gitive.anchor import standing_use
+    from gitive.anchor.prepared import standing_use
 
     standing_use.watch(ctx, found, progress)
 
@@ -199,7 +200,7 @@ def _title(task: dict[str, Any]) -> str:
 
 def _offer(ctx: Context, task: dict[str, Any], kind: str, subject: str, title: str,
            about: list[dict[str, str]], files: list[str] | None = None) -> None:
-    from gitive.anchor import gating
+    from gitive.anchor.gate import gating
 
     if ctx.gate is None or not isinstance(ctx.gate, gating.Gate):
         return
@@ -254,7 +255,7 @@ def _answer(ctx: Context, task: dict[str, Any], draft: dict[str, Any], steps: li
         _start(ctx, task, steps, draft["attempt"] + 1, base=tip, apply=edit or draft["head"])
         return
     if review is None:
-        from gitive.anchor import standing_use
+        from gitive.anchor.prepared import standing_use
 
         covered = standing_use.cover(ctx, task, draft)
         if covered is not None:

@@ -15,13 +15,14 @@ from __future__ import annotations
 import shlex
 from typing import TYPE_CHECKING, Any
 
-from gitive.anchor import items, standing, tasks, workers
-from gitive.anchor.tiers import Authorization
+from gitive.anchor.gate import items
+from gitive.anchor.prepared import standing, tasks, workers
+from gitive.anchor.prepared.tiers import Authorization
 from gitive.core.records import TEAM_SCOPE
 from gitive.store import logs, worktrees
 
 if TYPE_CHECKING:
-    from gitive.anchor.prepared import Context
+    from gitive.anchor.prepared.work import Context
 
 
 def _suspend(ctx: Context, approval: dict[str, Any], reason: str, ref: str) -> None:
@@ -35,7 +36,7 @@ def _suspend(ctx: Context, approval: dict[str, Any], reason: str, ref: str) -> N
 
 
 def _tell(ctx: Context, approval: dict[str, Any], kind: str, subject: str, title: str) -> None:
-    from gitive.anchor import gating
+    from gitive.anchor.gate import gating
 
     if isinstance(ctx.gate, gating.Gate):
         ctx.gate.offer_candidate(items.make({"kind": "prepared", "ref": approval["id"]}, kind, subject,
@@ -98,7 +99,7 @@ def after_landing(ctx: Context, approval: dict[str, Any], task: dict[str, Any], 
 
 def watch(ctx: Context, found: dict[str, dict[str, Any]], progress: dict[str, list[dict[str, Any]]]) -> None:
     """Suspend on reverts and edit requests; propose an approval where a kind's record earned one."""
-    from gitive.anchor import approvals
+    from gitive.anchor.prepared import approvals
     from gitive.store import objects
 
     repo = ctx.anchor.hive.project
@@ -123,7 +124,7 @@ def watch(ctx: Context, found: dict[str, dict[str, Any]], progress: dict[str, li
 def record_of(found: dict[str, dict[str, Any]], progress: dict[str, list[dict[str, Any]]], repo: str, kind: str,
               index: Any) -> tuple[list[dict[str, Any]], bool]:
     """(the approving reviews of this kind's landed drafts, approved as prepared; whether any was edited)."""
-    from gitive.anchor import approvals
+    from gitive.anchor.prepared import approvals
 
     earned, edited = [], False
     for task_id, steps in progress.items():
@@ -145,7 +146,7 @@ def record_of(found: dict[str, dict[str, Any]], progress: dict[str, list[dict[st
 
 def _propose(ctx: Context, found: dict[str, dict[str, Any]], progress: dict[str, list[dict[str, Any]]],
              current: list[dict[str, Any]]) -> None:
-    from gitive.anchor import gating
+    from gitive.anchor.gate import gating
     from gitive.store import objects
 
     if not isinstance(ctx.gate, gating.Gate):

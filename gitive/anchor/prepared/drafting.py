@@ -1,9 +1,9 @@
 """One task, worked on: a clean worktree of the base, the tests before, the worker, the tests after, a draft.
 
 :func:`prepare` does the whole of one attempt and returns an :class:`Outcome`; it writes no record (the tick
-does, :mod:`gitive.anchor.prepared`), so it can run on a thread of its own while the tick goes on. The only
+does, :mod:`gitive.anchor.prepared.work`), so it can run on a thread of its own while the tick goes on. The only
 thing it sends anywhere is the draft, pushed to ``refs/heads/hive/<name>`` through the Free tier
-(:func:`gitive.anchor.tiers.push_draft`). The worktree is removed whatever happens.
+(:func:`gitive.anchor.prepared.tiers.push_draft`). The worktree is removed whatever happens.
 
 Inside the worktree the worker's own ``git push`` of anything but a hive branch is refused by a ``pre-push``
 hook gitive puts in the run's git configuration (client side; the server guard refuses it too). Whatever the
@@ -21,8 +21,8 @@ from typing import Any
 
 import pygit2
 
-from gitive.anchor import tiers, workers
-from gitive.anchor.settings import Prepared
+from gitive.anchor.prepared import tiers, workers
+from gitive.anchor.prepared.settings import Prepared
 from gitive.core.keys import machine_id
 from gitive.errors import GitiveError
 from gitive.store import diffs, drafts, worktrees

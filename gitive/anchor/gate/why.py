@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from gitive.anchor import ledger
+from gitive.anchor.gate import ledger
 from gitive.errors import GitiveError
 
 _SAYS = {

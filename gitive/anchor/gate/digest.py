@@ -13,10 +13,10 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from gitive.anchor import items, ledger
-from gitive.anchor import prefs as prefs_mod
-from gitive.anchor.items import Candidate
-from gitive.anchor.prefs import Prefs
+from gitive.anchor.gate import items, ledger
+from gitive.anchor.gate import prefs as prefs_mod
+from gitive.anchor.gate.items import Candidate
+from gitive.anchor.gate.prefs import Prefs
 
 DAY_MS = 86_400_000
 LAPSING_MS = 2 * DAY_MS
@@ -40,7 +40,7 @@ def _last_note(st: sqlite3.Connection, person: str) -> int | None:
 def due(st: sqlite3.Connection, index: sqlite3.Connection, people: set[str], prefs: dict[str, Prefs],
         now: int) -> list[str]:
     """People whose digest time came since their last note (and since this anchor's gate first ran)."""
-    from gitive.anchor import state
+    from gitive.anchor.base import state
 
     started = state.get(st, "gate-started")
     if started is None:
@@ -146,7 +146,7 @@ def build(index: sqlite3.Connection, person: str, now: int, since: int | None = 
 
 def _prepared(index: sqlite3.Connection, person: str, since: int) -> dict[str, int]:
     """Prepared work in the digest: how many of the anchor's drafts ``person`` skipped (docs/prepared.md)."""
-    from gitive.anchor import approvals
+    from gitive.anchor.prepared import approvals
 
     return {"skipped": approvals.skips(index, person, since)}
 

@@ -30,7 +30,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gitive.anchor import tiers
+from gitive.anchor.prepared import tiers
 from gitive.core.ids import record_id
 
 if TYPE_CHECKING:
@@ -211,7 +211,7 @@ def create(hive: Any, conn: sqlite3.Connection, *, kind: str, perimeter: Perimet
         NotAllowed: an anchor or removed machine, or no (registered) person key: it would not count.
         GitiveError: a bad perimeter, an expiry past 30 days, a security kind, or no approval earned it.
     """
-    from gitive.anchor import standing_use, tasks
+    from gitive.anchor.prepared import standing_use, tasks
     from gitive.core import gesture
     from gitive.core.records import TEAM_SCOPE
     from gitive.errors import GitiveError, NotAllowed

@@ -19,9 +19,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from gitive.anchor import floors, items
-from gitive.anchor.items import Candidate
-from gitive.anchor.urgency import ci_failed
+from gitive.anchor.gate import floors, items
+from gitive.anchor.gate.items import Candidate
+from gitive.anchor.gate.urgency import ci_failed
 from gitive.core.ids import record_id
 from gitive.team.hive import Hive
 

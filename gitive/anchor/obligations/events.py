@@ -3,7 +3,7 @@
 Every event has ``timestamp``, ``ts``, ``sequence``, ``event {id, action, kind, category, fidelity}`` and
 ``source {kind, name, trusted}``; the rest is the group its action names (``vcs``, ``session``, ``lesson``,
 …). Only metadata goes in: a message event carries ids and addresses, never the body. Lists are cut at
-:data:`~gitive.anchor.conditions.MAX_LIST` items and strings at :data:`MAX_TEXT` characters, which is what
+:data:`~gitive.anchor.obligations.conditions.MAX_LIST` items and strings at :data:`MAX_TEXT` characters, which is what
 bounds a condition's cost.
 """
 
@@ -14,8 +14,8 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from gitive.anchor.conditions import MAX_LIST
-from gitive.anchor.vocabulary import load
+from gitive.anchor.obligations.conditions import MAX_LIST
+from gitive.anchor.obligations.vocabulary import load
 from gitive.store.watch import Movement
 
 MAX_TEXT = 1_024

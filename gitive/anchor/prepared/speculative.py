@@ -7,7 +7,7 @@ pair that shares a file. Each pair is merged without a checkout (``git merge-tre
 out in a scratch worktree and the test command run on it, and on each branch alone.
 
 Only a failure produces anything: a textual conflict, or tests that pass on each branch and fail on the merge.
-It is one turn-tier message to the live sessions working on either branch (:mod:`gitive.anchor.mail`), each
+It is one turn-tier message to the live sessions working on either branch (:mod:`gitive.anchor.base.mail`), each
 session told once per pair of tips. Results are cached by the pair of tips (and tests by tip), so an
 unchanged pair is never merged again; a branch that moves is.
 """
@@ -22,8 +22,9 @@ from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitive.anchor import mail, state, tiers, workers
-from gitive.anchor.settings import Merges, Prepared
+from gitive.anchor.base import mail, state
+from gitive.anchor.prepared import tiers, workers
+from gitive.anchor.prepared.settings import Merges, Prepared
 from gitive.errors import GitiveError
 from gitive.store import diffs, worktrees
 

@@ -17,7 +17,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gitive.anchor import approvals, tasks
+from gitive.anchor.prepared import approvals, tasks
 from gitive.core.records import TEAM_SCOPE
 from gitive.errors import GitiveError
 

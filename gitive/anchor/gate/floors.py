@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gitive.anchor.items import Candidate
+from gitive.anchor.gate.items import Candidate
 
 
 def floor(c: Candidate, watch: dict[str, Any] | None) -> str | None:

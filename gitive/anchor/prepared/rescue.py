@@ -18,7 +18,7 @@ import json
 import sqlite3
 from typing import TYPE_CHECKING
 
-from gitive.anchor import mail, state
+from gitive.anchor.base import mail, state
 
 if TYPE_CHECKING:
     from gitive.anchor.tick import Anchor, TickReport

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from gitive.anchor.vocabulary import Vocabulary, load
+from gitive.anchor.obligations.vocabulary import Vocabulary, load
 from gitive.errors import InvalidRecord
 
 COST_LIMIT = 5_000_000  # CEL units per evaluation, as Beacon caps its rules; over it is an error, never a match

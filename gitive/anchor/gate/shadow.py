@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from gitive.anchor import ledger
+from gitive.anchor.gate import ledger
 
 DELIVERING = ("floor", "alarm", "attention")
 MISSABLE = ("hold", "preference", "duplicate", "digest")

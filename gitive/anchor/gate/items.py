@@ -83,7 +83,7 @@ def make(source: dict[str, Any], kind: str, subject: str, owner: str, title: str
 
 
 def from_obligation(item: Any) -> Candidate:
-    """The gate's candidate for an obligation item the tick fired (:class:`gitive.anchor.queue.Item`)."""
+    """The gate's candidate for an obligation item the tick fired (:class:`gitive.anchor.gate.queue.Item`)."""
     reason = {"obligation.fired": "condition", "obligation.due": "deadline"}.get(item.kind, "lapsing")
     subject = f"{item.obligation}:{reason}"
     about = [{"kind": "obligation", "id": item.obligation}]

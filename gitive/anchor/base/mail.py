@@ -15,7 +15,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from gitive.anchor import state
+from gitive.anchor.base import state
 from gitive.core.clock import now_ms
 from gitive.core.records import MAX_MESSAGE_BODY, TEAM_SCOPE
 from gitive.core.ulid import new_ulid

@@ -1,7 +1,7 @@
 """Each person's gate preferences: quiet hours in their time zone, the daily budget, alarms, mutes, channels.
 
 A person's own signed ``prefs`` record, written at a terminal (``gitive prefs set``) with their gesture
-(:mod:`gitive.anchor.gestures`); the newest by ``ts`` from one of that person's own machines counts. Without
+(:mod:`gitive.anchor.gate.gestures`); the newest by ``ts`` from one of that person's own machines counts. Without
 one, :data:`DEFAULT` applies. Times of day are ``HH:MM`` in the person's time zone; everything in the record is
 an integer, a string, a boolean or a list (no floats).
 """
@@ -186,8 +186,8 @@ def current(conn: sqlite3.Connection, person: str, team_id: str | None = None) -
 
 
 def all_current(conn: sqlite3.Connection, team_id: str | None = None) -> dict[str, Prefs]:
-    """Every person's newest counting preferences (see :func:`gitive.anchor.gestures.counts`)."""
-    from gitive.anchor import gestures
+    """Every person's newest counting preferences (see :func:`gitive.anchor.gate.gestures.counts`)."""
+    from gitive.anchor.gate import gestures
 
     out: dict[str, Prefs] = {}
     for author, person, record in gestures.person_records(conn, "prefs", team_id):

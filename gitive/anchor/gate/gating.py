@@ -7,7 +7,7 @@ Per tick, after the obligations fired (:mod:`gitive.anchor.tick`):
 2. take the candidates: items the tick offered (obligations, watcher lines, dangling work), sessions'
    proposals (verified ``item`` records), messages injection screening matches, and held items whose quiet
    hours ended (they re-enter the gate from the start);
-3. decide each (:func:`gitive.anchor.gate.decide`), then each person's digest when its time came;
+3. decide each (:func:`gitive.anchor.gate.order.decide`), then each person's digest when its time came;
 4. write the anchor's own item records and one ledger entry per decision in one batch: the ledger entry *is*
    the delivery (the person's daemon shows what the ledger says), so a crash between deciding and writing
    sends nothing, and one after writing is found in the ledger on the next start, never decided twice.
@@ -24,13 +24,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitive.anchor import digest as digests
-from gitive.anchor import floors, gestures, items, ledger, state
-from gitive.anchor import prefs as prefs_mod
-from gitive.anchor.gate import DUPLICATE_WINDOW_MS, Context, Decision, decide
-from gitive.anchor.items import Candidate
-from gitive.anchor.queue import Item, Queue
-from gitive.anchor.urgency import Facts
+from gitive.anchor.base import state
+from gitive.anchor.gate import digest as digests
+from gitive.anchor.gate import floors, gestures, items, ledger
+from gitive.anchor.gate import prefs as prefs_mod
+from gitive.anchor.gate.items import Candidate
+from gitive.anchor.gate.order import DUPLICATE_WINDOW_MS, Context, Decision, decide
+from gitive.anchor.gate.queue import Item, Queue
+from gitive.anchor.gate.urgency import Facts
 from gitive.core.records import TEAM_SCOPE
 from gitive.index import obligations as table
 from gitive.index import queries
@@ -48,7 +49,7 @@ class GateReport:
 
 
 class Gate:
-    """Implements the tick's :class:`~gitive.anchor.queue.Gate` protocol and decides at the end of the tick."""
+    """Implements the tick's :class:`~gitive.anchor.gate.queue.Gate` protocol and decides at the end of the tick."""
 
     def __init__(self, hive: Hive, st: sqlite3.Connection, index: sqlite3.Connection) -> None:
         self.hive, self.st, self.index = hive, st, index
@@ -308,7 +309,7 @@ def _waiting(st: sqlite3.Connection, index: sqlite3.Connection) -> set[str]:
 
 def _drafts(index: sqlite3.Connection) -> set[str]:
     """Tasks whose newest step is a draft waiting for its owner's review (docs/prepared.md)."""
-    from gitive.anchor import tasks
+    from gitive.anchor.prepared import tasks
 
     return {task for task, step in tasks.latest(index).items() if step["state"] == "drafted"}
 

@@ -17,9 +17,9 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitive.anchor import conditions
-from gitive.anchor.decisions import Unlock, needs_gesture, person_decision
-from gitive.anchor.vocabulary import LOCAL, WATCHER, load
+from gitive.anchor.obligations import conditions
+from gitive.anchor.obligations.decisions import Unlock, needs_gesture, person_decision
+from gitive.anchor.obligations.vocabulary import LOCAL, WATCHER, load
 from gitive.core.clock import now_ms
 from gitive.core.ids import is_name
 from gitive.core.records import TEAM_SCOPE
@@ -295,7 +295,7 @@ def evaluation(item: dict[str, Any], anchors: list[str], now: int) -> dict[str, 
 
 
 def _when(ms: int) -> str:
-    from gitive.anchor.events import iso
+    from gitive.anchor.obligations.events import iso
 
     return iso(ms)[:16].replace("T", " ") + " UTC"
 

@@ -10,7 +10,7 @@
 
 Each has a stable id (the same dangling work is one item however many ticks see it), and none is urgent by
 itself: urgency comes from the records it is about (an obligation past its deadline, owed to someone).
-Host-only facts (a pull request passed CI with no reviewer) come through watchers (:mod:`gitive.anchor.watched`).
+Host-only facts (a pull request passed CI with no reviewer) come through watchers (:mod:`gitive.anchor.gate.watched`).
 The queries that read git (decisions, branches) run at most every :data:`SLOW_EVERY_MS`.
 """
 
@@ -19,8 +19,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from gitive.anchor import items, state
-from gitive.anchor.items import Candidate
+from gitive.anchor.base import state
+from gitive.anchor.gate import items
+from gitive.anchor.gate.items import Candidate
 from gitive.core.ids import record_id
 from gitive.team.hive import Hive
 

@@ -17,7 +17,7 @@ import json
 import sqlite3
 from typing import Any
 
-from gitive.anchor.tiers import Authorization
+from gitive.anchor.prepared.tiers import Authorization
 
 SKIP = "skip"
 

@@ -9,7 +9,7 @@ Consequences kept from the reference (anchor-spec C-2): a floor is delivered bef
 quiet hours and without the budget, even in shadow mode; an alarm goes through quiet hours only when the person
 enabled alarms, and otherwise falls through (held in quiet hours, else the digest: the budget branch is for
 ``attention`` only); ``info`` never interrupts; duplicates are silenced even at night. Every call returns
-exactly one :class:`Decision`, and each decision is one ledger entry (:mod:`gitive.anchor.ledger`).
+exactly one :class:`Decision`, and each decision is one ledger entry (:mod:`gitive.anchor.gate.ledger`).
 
 :func:`decide` reads only what :class:`Context` gives it, so a table-driven test runs every branch without git.
 """
@@ -20,11 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitive.anchor import prefs as prefs_mod
-from gitive.anchor.floors import floor
-from gitive.anchor.items import Candidate
-from gitive.anchor.prefs import Prefs
-from gitive.anchor.urgency import Facts, urgency
+from gitive.anchor.gate import prefs as prefs_mod
+from gitive.anchor.gate.floors import floor
+from gitive.anchor.gate.items import Candidate
+from gitive.anchor.gate.prefs import Prefs
+from gitive.anchor.gate.urgency import Facts, urgency
 
 MAX_HOLD_MS = {"attention": 10 * 60_000}  # bounded deferral: shown at the next breakpoint, or by then
 DUPLICATE_WINDOW_MS = 86_400_000

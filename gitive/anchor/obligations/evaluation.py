@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitive.anchor import conditions
-from gitive.anchor.events import longest_list
-from gitive.anchor.obligations import static_reason
+from gitive.anchor.obligations import conditions
+from gitive.anchor.obligations.events import longest_list
+from gitive.anchor.obligations.records import static_reason
 
 
 def value_at(event: dict[str, Any], path: str) -> Any:
