@@ -107,3 +107,21 @@ def test_no_help_text_has_an_unescaped_bracket_key() -> None:
 
     bare = {" ".join(p): cmd.help for p, cmd in _commands() if re.search(r"(?<!\\)\[[a-z]\]\w", cmd.help or "")}
     assert not bare, bare
+
+
+def test_the_readme_command_table_names_every_command() -> None:
+    """A new command is documented where a new user looks first (the README's table), not only in --help."""
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    table = readme[readme.index("## Commands"):]
+    table = table[:table.index("\n\n", table.index("| command |"))]
+    named = set(re.findall(r"`gitive ([a-z-]+)", table)) | set(re.findall(r"`([a-z-]+)[ `]", table))
+    top = {path[0] for path, _ in _commands() if len(path) == 1}
+    assert top <= named, sorted(top - named)
+
+
+def test_the_readme_documents_every_exit_code() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    text = " ".join(readme[readme.index("## Commands"):].split())
+    assert all(said in text for said in ("exit code 1", "2 is a usage error", "3 an internal error", "130 an interrupt"))
