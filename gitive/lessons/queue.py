@@ -20,5 +20,5 @@ def pending(conn: sqlite3.Connection, repo: pygit2.Repository, person: str, ever
         if lesson["scope"] == "personal" and lesson["author"] != person:
             continue
         if everyone or choice.person in (None, person):
-            out.append(lesson)
+            out.append(lesson | catalog.matched_on(conn, lesson))  # the card shows what recall matches on
     return out
