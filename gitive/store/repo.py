@@ -28,6 +28,39 @@ def open_repo(path: Path | str | None = None) -> pygit2.Repository:
     return pygit2.Repository(found)
 
 
+def open_at(path: Path | str) -> pygit2.Repository:
+    """Open the repository at ``path`` (a git dir or a work tree), as libgit2 finds it from there.
+
+    Raises:
+        NotARepository: there is no repository at ``path``.
+    """
+    import pygit2
+
+    try:
+        return pygit2.Repository(str(path))
+    except pygit2.GitError:
+        raise NotARepository(f"{path} is not a git repository") from None
+
+
+def init_bare(path: Path | str) -> pygit2.Repository:
+    """Create an empty bare repository at ``path`` (or open the one there) and return it."""
+    import pygit2
+
+    return pygit2.init_repository(str(path), bare=True)
+
+
+def head(path: Path | str) -> tuple[str | None, str | None]:
+    """What HEAD of the repository at ``path`` names (a branch's short name, or ``HEAD`` when detached) and the
+    commit it points at; ``(None, None)`` when there is no repository there or HEAD is unborn."""
+    import pygit2
+
+    try:
+        ref = pygit2.Repository(str(path)).head
+        return ref.shorthand, str(ref.target)
+    except (pygit2.GitError, KeyError, ValueError):
+        return None, None
+
+
 def git_dir(repo: pygit2.Repository) -> Path:
     return Path(repo.path)
 
