@@ -21,6 +21,14 @@ class FileAt(NamedTuple):
     data: bytes
 
 
+def present(repo: pygit2.Repository, oid: str) -> bool:
+    """Whether the object ``oid`` (full hex) is in ``repo``; false for text that is no object id."""
+    try:
+        return oid in repo
+    except (ValueError, TypeError):
+        return False
+
+
 def _commit(repo: pygit2.Repository, rev: str) -> pygit2.Commit:
     try:
         return repo.revparse_single(rev).peel(pygit2.Commit)

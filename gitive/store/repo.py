@@ -86,6 +86,13 @@ def config_unset(repo: pygit2.Repository, key: str) -> None:
         del repo.config[key]
 
 
+def config_unset_matching(repo: pygit2.Repository, key: str, pattern: str) -> None:
+    """Remove the values of multi-valued ``key`` that match the regular expression ``pattern`` (nothing
+    happens when none does)."""
+    with contextlib.suppress(KeyError):
+        repo.config.delete_multivar(key, pattern)
+
+
 def config_all(repo: pygit2.Repository, key: str) -> list[str]:
     try:
         return [str(v) for v in repo.config.get_multivar(key)]
@@ -102,6 +109,11 @@ def config_add(repo: pygit2.Repository, key: str, value: str) -> None:
 
 def remotes(repo: pygit2.Repository) -> list[str]:
     return [r.name for r in repo.remotes]
+
+
+def remote_add(repo: pygit2.Repository, name: str, url: str) -> None:
+    """Add remote ``name`` at ``url`` (git's default fetch refspec)."""
+    repo.remotes.create(name, url)
 
 
 def remote_url(repo: pygit2.Repository, name: str) -> str | None:
