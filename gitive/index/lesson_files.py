@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from gitive.store.types import Repo
+
 VIA_FILE, VIA_COMMIT = 1, 2
 MAX_COMMIT_FILES = 64  # a commit touching more than this many files says little about any one of them
 EXACT, SAME_DIR, SAME_NAME = 1.0, 0.4, 0.3
