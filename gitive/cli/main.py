@@ -36,6 +36,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "daemon": ("daemon",),
     "sync": ("sync",),
     "log": ("log",),
+    "export": ("export",),
     "doctor": ("doctor",),
     "retract": ("retract", "gc"),
     "lessons": ("lessons",),
