@@ -1,9 +1,12 @@
-"""The optional dense backend (``pip install gitive[semantic]``): a static embedding model fused with BM25.
+"""The dense backend (``pip install gitive[semantic]``): a static embedding model fused with BM25.
 
-A model2vec static model turns a text into a vector by averaging token vectors: no network, no GPU, a fraction
-of a millisecond per question. It is used only when one is configured (``hive.recallModel`` in git config, or
-``GITIVE_RECALL_MODEL``): a local model directory, or a hub name that model2vec fetches once into its cache.
-Unconfigured, nothing here is imported and nothing is downloaded.
+A static model turns a text into a vector by averaging token vectors: no network, no GPU, no torch, a fraction
+of a millisecond per question. Installed, it is on by default: the model the ``wordllama`` package ships
+(``lessons.static_model``), read from site-packages. ``hive.recallModel`` in git config or
+``GITIVE_RECALL_MODEL`` (the environment wins) choose another: ``off`` (or empty) for lexical recall only,
+``wordllama`` for the packaged model, or a local model2vec directory. A hub name is read from the local cache
+only (``HF_HUB_OFFLINE``): gitive never downloads weights. Without the extra installed and nothing configured,
+nothing here is imported and search is lexical.
 
 Each shown lesson's vector (text, applicability, tags, symptoms) is stored in the index (``lesson_vectors``,
 float16, keyed by its ``lesson_text`` row and the model), filled in for rows added since the last search. A
@@ -27,6 +30,8 @@ if TYPE_CHECKING:
 
 CONFIG_KEY = "hive.recallModel"
 ENV = "GITIVE_RECALL_MODEL"
+PACKAGED = "wordllama"  # the model the wordllama package ships: the default once gitive[semantic] is installed
+OFF = frozenset({"", "off", "none", "lexical", "0", "false", "no"})
 BATCH = 512
 
 _MODELS: dict[str, Any] = {}
@@ -35,20 +40,34 @@ _LOCK = threading.Lock()
 
 
 def configured(repo: pygit2.Repository | None) -> str | None:
-    """The configured model (a path or hub name), or None: the environment wins over git config."""
-    if os.environ.get(ENV) is not None:
-        return os.environ[ENV].strip() or None
-    if repo is None:
-        return None
-    from gitive.store.repo import config_get
+    """The model to use (``PACKAGED``, a path or a cached hub name), or None for lexical recall only.
 
-    return (config_get(repo, CONFIG_KEY) or "").strip() or None
+    The environment wins over git config; either may say ``off``. With neither set, the packaged model when
+    its package is installed (looked up without importing it)."""
+    name = os.environ.get(ENV)
+    if name is None and repo is not None:
+        from gitive.store.repo import config_get
+
+        name = config_get(repo, CONFIG_KEY)
+    if name is not None:
+        name = name.strip()
+        return None if name.lower() in OFF else name
+    from gitive.lessons.static_model import installed
+
+    return PACKAGED if installed() is not None else None
 
 
 def for_repo(repo: pygit2.Repository | None) -> Backend | None:
-    """The backend configured for ``repo``, or None when none is."""
+    """The backend for ``repo`` (one per model and process, so its loaded model and problem are shared), or
+    None when recall is lexical."""
     name = configured(repo)
-    return Backend(name) if name else None
+    if not name:
+        return None
+    with _LOCK:
+        return _BACKENDS.setdefault(name, Backend(name))
+
+
+_BACKENDS: dict[str, Backend] = {}
 
 
 class Backend:
@@ -75,7 +94,8 @@ class Backend:
         """Names the model's vectors in the index: its name and its embedding's shape."""
         model = self.model()
         shape = getattr(getattr(model, "embedding", None), "shape", ())
-        return hashlib.blake2b(json.dumps([self.name, list(shape)]).encode(), digest_size=8).hexdigest()
+        named = [self.name, list(shape)] + ([model.revision] if getattr(model, "revision", "") else [])
+        return hashlib.blake2b(json.dumps(named).encode(), digest_size=8).hexdigest()
 
     def embed(self, texts: Sequence[str]) -> Any:
         import numpy as np
@@ -110,9 +130,15 @@ def _load(name: str) -> Any:
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "RAYON_NUM_THREADS"):
         os.environ.setdefault(variable, "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if name == PACKAGED:
+        from gitive.lessons.static_model import StaticModel as Packaged
+
+        return Packaged.packaged()
+    path = Path(name).expanduser()
+    if not path.exists():
+        os.environ["HF_HUB_OFFLINE"] = "1"  # a hub name: its cached copy or nothing, never a download
     from model2vec import StaticModel
 
-    path = Path(name).expanduser()
     return StaticModel.from_pretrained(str(path) if path.exists() else name, force_download=False)
 
 
