@@ -62,7 +62,11 @@ BM25_SYMPTOM = (1.0, 1.0, 0.5, 1.0, 0.3)
 BM25_TASK = (1.0, 2.0, 0.5, 0.6, 0.3)  # a task-shaped question: what a lesson says about when it applies
 W_DENSE = 0.5  # the dense rankings' share of the text signal beside the lexical one (tuned on dev)
 DENSE_K = 10  # reciprocal rank fusion constant of the dense rankings
-FUSION = "add"  # "add": lexical magnitude plus dense ranks; "rrf": every ranking fused by rank alike
+KEEP_K = 5  # the lexical first stays first when it is in the first KEEP_K of a dense ranking (0: off)
+KEEP_MARGIN = 0.01
+GATE = 2.0  # "gated": the dense weight shrinks as (1 - the lexical first's lead) ** GATE
+FUSION = "gated"  # lexical magnitude plus dense ranks, the dense weight shrinking with the lexical lead;
+# "add": the same at a fixed weight; "rrf": every ranking fused by rank alike (the first design)
 RRF_K = 10  # reciprocal rank fusion: 1 / (RRF_K + rank), summed over the rankings a lesson is in
 FUSED_POOL = 25  # candidates per ranking when several are fused: a lesson ranked below that adds little
 MAX_SHARE = 0.1  # a query word more than this share of lessons contain is left out ...
@@ -216,12 +220,17 @@ def fuse_dense(lexical: Sequence[dict[str, float]], dense: Sequence[dict[str, fl
         return lex
     if FUSION == "rrf":
         return fuse([*lexical, *given])
+    weight = W_DENSE
+    if FUSION == "gated" and lex:
+        ordered = sorted(lex.values(), reverse=True)
+        lead = (ordered[0] - (ordered[1] if len(ordered) > 1 else 0.0)) / ordered[0] if ordered[0] > 0 else 0.0
+        weight = W_DENSE * (1.0 - lead) ** GATE
     near: dict[str, float] = {}
     for ranking in given:
         for rank, lesson in enumerate(sorted(ranking, key=lambda k: (-ranking[k], k)), 1):
             near[lesson] = near.get(lesson, 0.0) + 1.0 / (DENSE_K + rank)
     top = len(given) / (DENSE_K + 1)
-    return {k: (lex.get(k, 0.0) + W_DENSE * near.get(k, 0.0) / top) / (1 + W_DENSE) for k in lex.keys() | near.keys()}
+    return {k: (lex.get(k, 0.0) + weight * near.get(k, 0.0) / top) / (1 + weight) for k in lex.keys() | near.keys()}
 
 
 def _telling(conn: sqlite3.Connection, found: list[str], total: int) -> list[str]:
@@ -250,6 +259,36 @@ def _text_rankings(conn: sqlite3.Connection, phrasings: Sequence[list[str]], tas
         ranking = _text_candidates(conn, match_expression(_telling(conn, found, total)), weights, pool, extra)
         out.append({k: -v for k, v in ranking.items()})
     return out
+
+
+Ranked = list[tuple[float, "_Row", list[tuple[float, str]]]]
+
+
+def _ranked(rows: list[_Row], text: dict[str, float], overlap: dict[str, float], project: str | None,
+            now: int) -> Ranked:
+    """(score, row, signals) per row, best first."""
+    ranked = []
+    for row in rows:
+        parts = _signals(row, text.get(row.lesson, 0.0), overlap.get(row.lesson, 0.0), project, now)
+        ranked.append((sum(p[0] for p in parts), row, parts))
+    ranked.sort(key=lambda r: (-r[0], r[1].lesson))
+    return ranked
+
+
+def _keep_lexical_first(ranked: Ranked, lexical: Ranked, dense: Sequence[dict[str, float]]) -> None:
+    """Put the lexical ranking's first back in front (in place) when a dense ranking has it among its first
+    ``KEEP_K``: words and meaning agree on it, and the dense ranking's own order of the rest should not push
+    it down. Where they disagree, the fused order stands (that is where dense finds what words miss)."""
+    first = lexical[0][1].lesson
+    if ranked[0][1].lesson == first:
+        return
+    agreed = {k for ranking in dense for k in sorted(ranking, key=lambda k: (-ranking[k], k))[:KEEP_K]}
+    if first not in agreed:
+        return
+    at = next(n for n, entry in enumerate(ranked) if entry[1].lesson == first)
+    score, row, parts = ranked.pop(at)
+    lift = ranked[0][0] - score + KEEP_MARGIN
+    ranked.insert(0, (score + lift, row, [*parts, (lift, "first by its words, and near in meaning too")]))
 
 
 AUTO = "auto"  # search's default backend: whatever is configured or installed
@@ -323,11 +362,9 @@ def search(conn: sqlite3.Connection, query: str, *, files: Sequence[str] = (), p
     missing = set(text) - set(by_file)
     overlap = {**by_file, **lesson_files.overlap_of(conn, weighted, missing)} if missing else by_file
     rows = _rows(conn, text.keys() | by_file.keys(), _STATES[include_proposed])
-    ranked = []
-    for row in rows:
-        parts = _signals(row, text.get(row.lesson, 0.0), overlap.get(row.lesson, 0.0), project, now)
-        ranked.append((sum(p[0] for p in parts), row, parts))
-    ranked.sort(key=lambda r: (-r[0], r[1].lesson))
+    ranked = _ranked(rows, text, overlap, project, now)
+    if dense and KEEP_K and ranked:
+        _keep_lexical_first(ranked, _ranked(rows, fuse(rankings), overlap, project, now), dense)
     page = [(score, row.lesson, scope_key(row.scope, row.project, project) == "other-project", parts)
             for score, row, parts in ranked[offset:offset + limit]]
     return present(conn, page, [w for found in phrasings for w in found], paths, now, repo)

@@ -23,7 +23,7 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     import pygit2
@@ -114,13 +114,19 @@ class Backend:
         matrix = _matrix(conn, key)
         if matrix.rowids.size == 0:
             return []
-        every = matrix.vectors @ self.embed(texts).T  # one product for all the texts
+        asked = self.embed(texts)
+        every = matrix.vectors @ asked.T  # one product for all the texts
+        older = _older(conn, self, key)
+        near_old = older.vectors @ asked.T if older.successors else None
         out = []
         for column in range(every.shape[1]):
             scores = every[:, column]
             top = _top(scores, pool * 2)
             hits = {int(matrix.rowids[i]): float(scores[i]) for i in top if scores[i] > 0}
-            out.append(_by_lesson(conn, hits, pool))
+            ranking = _by_lesson(conn, hits, pool)
+            if near_old is not None:
+                _credit_successors(ranking, older.successors, near_old[:, column], pool)
+            out.append(ranking)
         return out
 
 
@@ -247,3 +253,48 @@ def _top(scores: Any, count: int) -> Any:
         part = np.argpartition(-scores, count)[:count]
         return part[np.argsort(-scores[part])]
     return np.argsort(-scores)
+
+
+# A question worded after an old version of a lesson ("do we compute ETAs from a fixed speed?") is about the
+# current one: a superseded lesson's vector still names its topic, and its newest successor is credited with
+# that similarity, a little discounted (its own words, when they match as well, still win).
+OLD_DISCOUNT = 0.9
+
+
+class _Older(NamedTuple):
+    successors: list[str]  # per row: the newest shown lesson of that row's chain
+    vectors: Any
+
+
+_OLDER: dict[tuple[str, str], tuple[str, _Older]] = {}
+
+
+def _older(conn: sqlite3.Connection, backend: Backend, key: str) -> _Older:
+    """The vectors of superseded lessons and their newest successors (embedded once per process while the
+    set of superseded lessons stays the same)."""
+    import numpy as np
+
+    from gitive.lessons.recall_superseded import superseded
+
+    rows = superseded(conn)
+    stamp = hashlib.blake2b(json.dumps([[r[0], r[1]] for r in rows]).encode(), digest_size=8).hexdigest()
+    path = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
+    cached = _OLDER.get((path, key))
+    if cached and cached[0] == stamp:
+        return cached[1]
+    vectors = backend.embed([_document(*r[2:]) for r in rows]) if rows else np.zeros((0, 1), dtype=np.float32)
+    made = _Older([r[1] for r in rows], vectors)
+    if path:
+        _OLDER[(path, key)] = (stamp, made)
+    return made
+
+
+def _credit_successors(ranking: dict[str, float], successors: list[str], scores: Any, pool: int) -> None:
+    """Each successor gets its predecessors' similarity, discounted, where that beats its own (in place)."""
+    for row, successor in enumerate(successors):
+        credited = float(scores[row]) * OLD_DISCOUNT
+        if credited > ranking.get(successor, 0.0):
+            ranking[successor] = credited
+    if len(ranking) > pool:
+        for lesson in sorted(ranking, key=lambda k: ranking[k])[:len(ranking) - pool]:
+            del ranking[lesson]
