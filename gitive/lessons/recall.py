@@ -355,7 +355,8 @@ def search(conn: sqlite3.Connection, query: str, *, files: Sequence[str] = (), p
     lists = len(phrasings) + (len(texts) if semantic is not None else 0)
     each = pool if lists <= 1 else max(FUSED_POOL, pool // lists)
     rankings = _text_rankings(conn, phrasings, task, each, by_file)
-    dense = semantic.rankings(conn, texts, each) if semantic is not None and texts else []
+    worded = [t for t, found in zip(texts, (tokens(t) for t in texts), strict=True) if found]  # "how do I do it": none
+    dense = semantic.rankings(conn, worded, each) if semantic is not None and worded else []
     text = fuse_dense(rankings, dense)
     if not text and not by_file:
         return []

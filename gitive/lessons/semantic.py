@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 CONFIG_KEY = "hive.recallModel"
 ENV = "GITIVE_RECALL_MODEL"
 PACKAGED = "wordllama"  # the model the wordllama package ships: the default once gitive[semantic] is installed
+PACKAGED_FLOOR = 0.2
 OFF = frozenset({"", "off", "none", "lexical", "0", "false", "no"})
 BATCH = 512
 
@@ -77,6 +78,9 @@ class Backend:
         self.name = name
         self.problem: str | None = None
         self._model: Any = None
+        # Below this cosine a lesson is not near the question at all (the packaged model gives unrelated
+        # text about 0.15, a right answer 0.43 at the median and 0.23 at the tenth percentile).
+        self.floor = PACKAGED_FLOOR if name == PACKAGED else 0.0
 
     def model(self) -> Any:
         """The loaded model (loaded once per process), or None with :attr:`problem` saying why."""
@@ -122,10 +126,10 @@ class Backend:
         for column in range(every.shape[1]):
             scores = every[:, column]
             top = _top(scores, pool * 2)
-            hits = {int(matrix.rowids[i]): float(scores[i]) for i in top if scores[i] > 0}
+            hits = {int(matrix.rowids[i]): float(scores[i]) for i in top if scores[i] > self.floor}
             ranking = _by_lesson(conn, hits, pool)
             if near_old is not None:
-                _credit_successors(ranking, older.successors, near_old[:, column], pool)
+                _credit_successors(ranking, older.successors, near_old[:, column], pool, self.floor)
             out.append(ranking)
         return out
 
@@ -289,11 +293,12 @@ def _older(conn: sqlite3.Connection, backend: Backend, key: str) -> _Older:
     return made
 
 
-def _credit_successors(ranking: dict[str, float], successors: list[str], scores: Any, pool: int) -> None:
+def _credit_successors(ranking: dict[str, float], successors: list[str], scores: Any, pool: int,
+                       floor: float) -> None:
     """Each successor gets its predecessors' similarity, discounted, where that beats its own (in place)."""
     for row, successor in enumerate(successors):
         credited = float(scores[row]) * OLD_DISCOUNT
-        if credited > ranking.get(successor, 0.0):
+        if credited > max(floor, ranking.get(successor, 0.0)):
             ranking[successor] = credited
     if len(ranking) > pool:
         for lesson in sorted(ranking, key=lambda k: ranking[k])[:len(ranking) - pool]:
