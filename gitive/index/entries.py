@@ -16,18 +16,20 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pygit2
-
-from gitive.core import canonical, signed
+from gitive.core import signed
 from gitive.errors import InvalidRecord
 from gitive.index import lessons as lesson_tables
 from gitive.index import sealed
 from gitive.index.db import meta_get, meta_set
+from gitive.index.envelopes import stored_envelope
 from gitive.index.problems import Report, record_problem
 from gitive.store import logs, refs
 from gitive.store.logs import Entry
+
+if TYPE_CHECKING:
+    from gitive.store.types import Repo
 
 Row = tuple[Any, ...]  # (author, log, seq, commit, kind, at, scope, envelope, hash, sig_checked, stored envelope)
 COLUMNS = "author, log, seq, commit_id, kind, at, scope, envelope, hash, sig_checked"
@@ -46,24 +48,6 @@ def _scope_text(scope: dict[str, Any]) -> str:
     if text is None:
         text = _SCOPES[f"{key[0]}={key[1]}"] = json.dumps(scope, sort_keys=True)
     return text
-
-
-FULL_ENVELOPE_LOGS = ("roster",)
-
-
-def stored_envelope(entry: Entry) -> str:
-    """What the ``envelope`` column keeps of ``entry``: the record only, or all of a roster entry."""
-    if entry.body["log"] in FULL_ENVELOPE_LOGS:
-        return entry.raw.decode()
-    return '{"body":{"record":' + canonical.dumps_trusted(entry.body["record"]).decode() + "}}"
-
-
-def stored_envelope_text(log: str, envelope: str) -> str:
-    """``stored_envelope`` of an envelope already in the index (whole or already cut down: kept as it is)."""
-    if log in FULL_ENVELOPE_LOGS:
-        return envelope
-    record = json.loads(envelope)["body"]["record"]
-    return '{"body":{"record":' + canonical.dumps_trusted(record).decode() + "}}"
 
 
 def _stored(row: Row) -> Row:
@@ -101,7 +85,7 @@ def _personal_counts(conn: sqlite3.Connection, row: Row) -> bool:
     return sealed.personal_counts(conn, row[0], json.loads(row[6])["personal"])
 
 
-def insert(conn: sqlite3.Connection, report: Report, repo: pygit2.Repository, source: str,
+def insert(conn: sqlite3.Connection, report: Report, repo: Repo, source: str,
            rows: list[Row]) -> int:
     """Insert verified rows of one log, oldest first; stop at an equivocation. Returns the rows inserted."""
     conn.execute("SAVEPOINT entries_insert")
@@ -130,7 +114,7 @@ def insert(conn: sqlite3.Connection, report: Report, repo: pygit2.Repository, so
     return inserted
 
 
-def _equivocation(conn: sqlite3.Connection, report: Report, repo: pygit2.Repository, row: Row,
+def _equivocation(conn: sqlite3.Connection, report: Report, repo: Repo, row: Row,
                   other: str) -> None:
     author, log, seq, commit = row[:4]
     first, second = sorted((commit, other))  # the same record whichever entry was read first
@@ -149,7 +133,7 @@ def _equivocation(conn: sqlite3.Connection, report: Report, repo: pygit2.Reposit
                  "SET tip = excluded.tip", (repo.path, fork, commit, seq))
 
 
-def _signed_entry(stores: Sequence[pygit2.Repository], commit: str) -> Entry | None:
+def _signed_entry(stores: Sequence[Repo], commit: str) -> Entry | None:
     """The entry of ``commit`` as its commit holds it (None: no store has it, or it no longer reads)."""
     for repo in stores:
         try:
@@ -159,7 +143,7 @@ def _signed_entry(stores: Sequence[pygit2.Repository], commit: str) -> Entry | N
     return None
 
 
-def check_signatures(conn: sqlite3.Connection, team_id: str, stores: Sequence[pygit2.Repository],
+def check_signatures(conn: sqlite3.Connection, team_id: str, stores: Sequence[Repo],
                      limit: int | None = None) -> tuple[int, int]:
     """Check the own signatures of entries authenticated by a hash link only (background work, bounded).
 

@@ -36,9 +36,8 @@ from gitive.lessons.recall_present import (
 )
 
 if TYPE_CHECKING:
-    import pygit2
-
     from gitive.lessons.semantic import Backend
+    from gitive.store.types import Repo
 
 __all__ = ["AUTO", "FILE_DIR", "FILE_EXACT", "FILE_NAME", "LABEL_HELD", "LABEL_HYPOTHESIS", "LABEL_PROPOSED",
            "SessionContext", "file_overlap", "match_expression", "search", "tokens"]
@@ -294,7 +293,7 @@ def _keep_lexical_first(ranked: Ranked, lexical: Ranked, dense: Sequence[dict[st
 AUTO = "auto"  # search's default backend: whatever is configured or installed
 
 
-def _configured_backend(repo: pygit2.Repository | None) -> Backend | None:
+def _configured_backend(repo: Repo | None) -> Backend | None:
     from gitive.lessons.semantic import for_repo
 
     return for_repo(repo)
@@ -302,7 +301,7 @@ def _configured_backend(repo: pygit2.Repository | None) -> Backend | None:
 
 def search(conn: sqlite3.Connection, query: str, *, files: Sequence[str] = (), project: str | None = None,
            include_proposed: bool = False, limit: int = 10, offset: int = 0,
-           repo: pygit2.Repository | None = None, rephrasings: Sequence[str] = (),
+           repo: Repo | None = None, rephrasings: Sequence[str] = (),
            semantic: Backend | str | None = AUTO, context: SessionContext | None = None) -> list[dict[str, Any]]:
     """Lessons for ``query`` and ``files``, best first.
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from gitive.index import lesson_files
 
 if TYPE_CHECKING:
-    import pygit2
+    from gitive.store.types import Repo
 
 MAX_CHANGED = 16
 MAX_COMMITS = 5
@@ -79,9 +79,9 @@ def file_weights(conn: sqlite3.Connection, named: Sequence[str], changed: Sequen
     return json.dumps(weighted) if weighted else "[]"
 
 
-def from_repo(repo: pygit2.Repository | None) -> SessionContext | None:
+def from_repo(repo: Repo | None) -> SessionContext | None:
     """The context of the checkout ``repo`` (None when there is none to read)."""
-    if repo is None or repo.is_bare:
+    if repo is None:
         return None
     from gitive.store.session_context import read
 

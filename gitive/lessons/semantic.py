@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    import pygit2
+    from gitive.store.types import Repo
 
 CONFIG_KEY = "hive.recallModel"
 ENV = "GITIVE_RECALL_MODEL"
@@ -40,7 +40,7 @@ _MATRICES: dict[tuple[str, int, int, str], _Matrix] = {}
 _LOCK = threading.Lock()
 
 
-def configured(repo: pygit2.Repository | None) -> str | None:
+def configured(repo: Repo | None) -> str | None:
     """The model to use (``PACKAGED``, a path or a cached hub name), or None for lexical recall only.
 
     The environment wins over git config; either may say ``off``. With neither set, the packaged model when
@@ -58,7 +58,7 @@ def configured(repo: pygit2.Repository | None) -> str | None:
     return PACKAGED if installed() is not None else None
 
 
-def for_repo(repo: pygit2.Repository | None) -> Backend | None:
+def for_repo(repo: Repo | None) -> Backend | None:
     """The backend for ``repo`` (one per model and process, so its loaded model and problem are shared), or
     None when recall is lexical."""
     name = configured(repo)

@@ -39,7 +39,7 @@ def owe(repo: Path | str | None, *, to: str, condition: str, action: str, deadli
     Raises:
         GitiveError: a write-time rule refused it (the message says which and what to change); nothing written.
     """
-    from gitive.anchor import obligations
+    from gitive.anchor.obligations import records as obligations
 
     draft_files = shape.clean_files(files)
     with opened(repo) as (hive, conn, project):
@@ -73,7 +73,7 @@ def _share(repo: Path | str | None) -> None:
 def owed(repo: Path | str | None, *, person: str | None = None, project: bool = False, event: str | None = None,
          limit: int = 20) -> dict[str, Any]:
     """Open obligations (by owner or beneficiary, this project's, or those waiting for an event action)."""
-    from gitive.anchor import obligations
+    from gitive.anchor.obligations import records as obligations
 
     with opened(repo) as (_, conn, project_id):
         found = obligations.owed(conn, person=(person or "").strip() or None,

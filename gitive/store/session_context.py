@@ -21,6 +21,8 @@ def read(repo: pygit2.Repository, max_files: int, max_commits: int) -> tuple[str
     """(branch, changed files, commit subjects): the work tree's changes first, then the files of the
     branch's own commits (those not on the default branch), newest first; at most ``max_files`` files and
     ``max_commits`` subjects. A repository git cannot read gives what could be read."""
+    if repo.is_bare:
+        return None, [], []
     branch = current_branch(repo)
     changed: list[str] = []
     with contextlib.suppress(pygit2.GitError):
