@@ -57,7 +57,7 @@ def branch_words(branch: str) -> str:
     ``invoice pdf``); nothing for main and the like."""
     if branch.strip().lower() in _IDLE_BRANCHES:
         return ""
-    parts = [p for p in _SPLIT.split(_TICKET.sub(" ", branch)) if p and not _NOISE.match(p)]
+    parts = [p for p in _SPLIT.split(_TICKET.sub(" ", branch.replace("_", " "))) if p and not _NOISE.match(p)]
     return " ".join(parts)
 
 
