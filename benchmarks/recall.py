@@ -1,27 +1,32 @@
-"""Recall benchmark: ranking quality on a hard labelled set, against BM25 and substring baselines, and latency.
+"""Recall benchmark: ranking quality on two labelled sets, against BM25 and BM25 + files baselines, and latency.
 
-    .venv/bin/python benchmarks/recall.py                         # labelled set + 10,000 lessons
-    .venv/bin/python benchmarks/recall.py --model DIR             # also the dense backend (a model2vec model)
-    .venv/bin/python benchmarks/recall.py --total 0 --misses      # quality only, list the misses
-    .venv/bin/python benchmarks/recall.py --dense-files 50000     # with-file latency where files are cited densely
+    .venv/bin/python benchmarks/recall.py                         # both sets + 10,000 lessons, the default backend
+    .venv/bin/python benchmarks/recall.py --model off             # lexical only
+    .venv/bin/python benchmarks/recall.py --model DIR             # another dense model (a model2vec directory)
+    .venv/bin/python benchmarks/recall.py --set blind --total 0 --misses   # one set, quality only, the misses
+    .venv/bin/python benchmarks/recall.py --rebuild-index         # also time the lexical index build from git
 
 What it does:
 
-1. Labelled set (``data/recall_hard.yaml``, cached as a hive): a bare remote and a clone holding every cited
-   file, one commit per lesson whose evidence is a commit, a team founded with ``gitive init``, then every
-   lesson written through the real ``propose`` (in its own project: the clone's ``origin`` is pointed at each
-   sibling project's URL in turn, so project ids differ) and approved through ``review``. Older versions are
-   superseded, a few lessons stay proposed. Each lesson gets a fixed age.
-2. Quality: every question through ``gitive.lessons.recall.search`` in its project, on the dev and the test
-   split separately (weights were tuned on dev; quote test). Modes: the question alone; with its files; with
-   its files and the rephrasings an agent would pass (the lexical path); the same with the dense backend
-   when ``--model`` is given. Baselines in the same run: Beacon's substring recall (every term a substring,
-   newest first), plain BM25 over text, applicability and tags (FTS5, porter), and BM25 plus file overlap.
-   recall@5 and MRR over the first ten; recall@5 per question shape on test.
-3. Scale (cached): the labelled hive grown to ``--total`` lessons with synthetic ones written as ``propose``
-   writes them (signed log entries; their bodies in one body-store write, because the flat body store of
-   this version rewrites every body on each put). Search latency in-process on a warm connection, quality
-   again, the index size per lesson (and without the ``entries`` table of raw envelopes).
+1. Labelled sets: ``data/recall_hard.yaml`` (lessons and questions by one author, with rephrasings) and the
+   blind set (``data/recall_blind_lessons.yaml``, with questions in ``data/recall_blind_questions.yaml`` by a
+   writer who saw only a one-line summary of each lesson; split dev/test at random with ``SPLIT_SEED``). Each
+   is cached as a hive: a bare remote and a clone holding every cited file, one commit per lesson whose
+   evidence is a commit, a team founded with ``gitive init``, then every lesson written through the real
+   ``propose`` (in its own project: the clone's ``origin`` is pointed at each project's URL in turn) and
+   approved through ``review``. Older versions are superseded, a few lessons stay proposed.
+2. Quality: every question through ``gitive.lessons.recall.search`` in its project, dev and test apart (the
+   weights were tuned on dev; quote test). Modes: the question alone; with its files and its session context
+   (branch, changed files, commit subjects: the blind set's task-start questions); with the rephrasings too
+   (the hard set has them); the same with the dense backend. Baselines in the same run: plain BM25 over text,
+   applicability and tags (FTS5, porter), and BM25 plus file overlap. recall@5, MRR and hit@1 over the first
+   ten, per category (paraphrase, low word overlap, task start, applicability, superseded, error paste,
+   sibling project, busy files, at most one shared word), and both sets side by side.
+3. Dense build: every shown lesson embedded afresh, timed against the lexical index build from git when
+   ``--rebuild-index`` times it in the same run.
+4. Scale (cached): the hard hive grown to ``--total`` lessons with synthetic ones written as ``propose``
+   writes them. Search latency in-process on a warm connection (wall and CPU), quality again, the index size
+   per lesson.
 """
 
 from __future__ import annotations
