@@ -10,6 +10,7 @@ propose a second lesson.
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 from gitive.index.words import tokens
@@ -55,7 +56,7 @@ def check(draft: dict[str, Any]) -> dict[str, Any]:
             hits = search(conn, said, files=list(draft.get("files", [])), project=project_id(hive.project),
                           limit=3, repo=hive.project)
             symptoms = {h["id"]: _symptoms(conn, h["id"]) for h in hits}
-    except (GitiveError, OSError) as exc:
+    except (GitiveError, OSError, sqlite3.Error) as exc:
         return {"problem": f"verified lessons not searched: {' '.join(str(exc).split())[:160]}"}
     for hit in hits:
         if hit.get("verified") and says_it({**hit, "symptoms": symptoms[hit["id"]]}, said):
