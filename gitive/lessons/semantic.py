@@ -122,12 +122,16 @@ class Backend:
         every = matrix.vectors @ asked.T  # one product for all the texts
         older = _older(conn, self, key)
         near_old = older.vectors @ asked.T if older.successors else None
-        out = []
+        columns = []
         for column in range(every.shape[1]):
             scores = every[:, column]
             top = _top(scores, pool * 2)
-            hits = {int(matrix.rowids[i]): float(scores[i]) for i in top if scores[i] > self.floor}
-            ranking = _by_lesson(conn, hits, pool)
+            columns.append({int(matrix.rowids[i]): float(scores[i]) for i in top if scores[i] > self.floor})
+        lessons = _lessons_of(conn, {rowid for hits in columns for rowid in hits})  # one lookup for all texts
+        out = []
+        for column, hits in enumerate(columns):
+            ranked = sorted(((score, lessons[r]) for r, score in hits.items() if r in lessons), reverse=True)
+            ranking = {lesson: score for score, lesson in ranked[:pool]}
             if near_old is not None:
                 _credit_successors(ranking, older.successors, near_old[:, column], pool, self.floor)
             out.append(ranking)
@@ -241,12 +245,12 @@ def _matrix(conn: sqlite3.Connection, key: str) -> _Matrix:
         return matrix
 
 
-def _by_lesson(conn: sqlite3.Connection, hits: dict[int, float], pool: int) -> dict[str, float]:
-    """Rowid scores as lesson id scores (rows no longer shown drop out), the ``pool`` best."""
-    found = dict(conn.execute("SELECT fts_rowid, lesson FROM lesson_text WHERE fts_rowid IN "
-                              "(SELECT value FROM json_each(?))", (json.dumps(sorted(hits)),)).fetchall())
-    ranked = sorted(((hits[r], lesson) for r, lesson in found.items()), reverse=True)[:pool]
-    return {lesson: score for score, lesson in ranked}
+def _lessons_of(conn: sqlite3.Connection, rowids: set[int]) -> dict[int, str]:
+    """The lesson each ``lesson_text`` row shows (rows no longer shown drop out)."""
+    if not rowids:
+        return {}
+    return dict(conn.execute("SELECT fts_rowid, lesson FROM lesson_text WHERE fts_rowid IN "
+                             "(SELECT value FROM json_each(?))", (json.dumps(sorted(rowids)),)).fetchall())
 
 
 def _top(scores: Any, count: int) -> Any:
@@ -280,12 +284,13 @@ def _older(conn: sqlite3.Connection, backend: Backend, key: str) -> _Older:
 
     from gitive.lessons.recall_superseded import superseded
 
-    rows = superseded(conn)
-    stamp = hashlib.blake2b(json.dumps([[r[0], r[1]] for r in rows]).encode(), digest_size=8).hexdigest()
+    (count,) = conn.execute("SELECT count(*) FROM lesson_status WHERE state = 'superseded'").fetchone()
     path = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
     cached = _OLDER.get((path, key))
-    if cached and cached[0] == stamp:
+    if cached and cached[0] == str(count):  # a new version changes the count; a successor gone is not shown
         return cached[1]
+    rows = superseded(conn)
+    stamp = str(count)
     vectors = backend.embed([_document(*r[2:]) for r in rows]) if rows else np.zeros((0, 1), dtype=np.float32)
     made = _Older([r[1] for r in rows], vectors)
     if path:
