@@ -16,7 +16,8 @@ from testing.machines import run_cli
 # must accept --json: a new command either speaks JSON or is added here on purpose.
 WITHOUT_JSON = {"team remove", "server install-hook", "server uninstall-hook", "project confirm", "retract",
                 "review", "review approve", "review reject", "release", "daemon run", "mcp",
-                "team role", "person init", "person register", "person passwd", "person export", "person import"}
+                "team role", "person init", "person register", "person passwd", "person export", "person import",
+                "export"}  # export writes JSON Lines already
 # Commands that read the hive's state: these must exist and accept --json whatever else changes.
 READERS = {"team", "log", "doctor", "sync", "index rebuild", "lessons list", "lessons show", "lessons search",
            "who", "inbox", "held", "status", "daemon status", "project", "owed", "anchor status", "routing"}
