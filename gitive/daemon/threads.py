@@ -1,7 +1,8 @@
 """Message threads: a message, what it answers and every answer to it, among the messages this person may read.
 
-Those are the messages this machine's sessions received (the daemon's ``inbox``) and the verified messages any
-of this person's machines sent (the index). A thread follows ``reply_to`` both ways from the message asked for;
+Those are the messages this machine's sessions received (the daemon's ``inbox``), and the verified messages any
+of this person's machines sent or that name one of them as a recipient (the index, so a message fetched by a
+sync counts before a daemon took it in). A thread follows ``reply_to`` both ways from the message asked for;
 a message someone else sent to someone else is never in it, though the mail log that holds it is readable.
 """
 
@@ -20,12 +21,16 @@ def _readable(index: sqlite3.Connection, db: sqlite3.Connection, person: str) ->
             "SELECT id, sender, to_session, body, reply_to, received_at FROM inbox ORDER BY received_at"):
         found.setdefault(mid, {"id": mid, "from": sender, "to": to, "body": body, "reply_to": reply_to, "at": at,
                                "direction": "received"})
-    for at, envelope in index.execute(
-            "SELECT e.at, e.envelope FROM admitted_entries e JOIN members m ON m.machine = e.author "
-            "WHERE e.kind = 'message' AND m.person = ?", (person,)):
+    mine = {row[0] for row in index.execute("SELECT machine FROM members WHERE person = ?", (person,))}
+    for author, at, envelope in index.execute(
+            "SELECT e.author, e.at, e.envelope FROM admitted_entries e WHERE e.kind = 'message'"):
         r = json.loads(envelope)["body"]["record"]
-        found[r["id"]] = {"id": r["id"], "from": r["from"], "to": r["to"], "body": r["body"],
-                          "reply_to": r.get("reply_to"), "at": at, "direction": "sent"}
+        to_me = any(isinstance(x, dict) and x.get("machine") in mine for x in r.get("recipients") or [])
+        if author not in mine and not to_me:
+            continue  # someone else's message to someone else: readable in the log, never in a thread here
+        found.setdefault(r["id"], {"id": r["id"], "from": r["from"], "to": r["to"], "body": r["body"],
+                                   "reply_to": r.get("reply_to"), "at": at,
+                                   "direction": "sent" if author in mine else "received"})
     return found
 
 
