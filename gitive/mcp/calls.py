@@ -56,6 +56,11 @@ def prepare(tool: Tool, given: dict[str, Any] | None) -> tuple[dict[str, Any], s
     props: dict[str, Any] = tool.inputs["properties"]
     needed = set(tool.inputs.get("required", ()))
     args = {k: v for k, v in clean(given or {}).items() if v is not None or k in needed}
+    for name, what in tool.ids:  # an id longer than any id is no id here, as the CLI says of one
+        value = args.get(name)
+        if isinstance(value, str) and len(value) > props[name]["maxLength"]:
+            return {}, f"no {what} {value[:12]!r}… here ({name} is {len(value):,} characters; ids are at most " \
+                       f"{props[name]['maxLength']})"
     problem = check(tool.inputs, args)
     if problem:
         return {}, problem

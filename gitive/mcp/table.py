@@ -54,6 +54,7 @@ class Tool:
     inputs: Schema
     output: Schema
     text: str | None = None  # "module:function" giving the model's text from the result; None: the JSON
+    ids: tuple[tuple[str, str], ...] = ()  # (argument, what it names): an id over its cap names nothing here
 
     def wire(self) -> dict[str, Any]:
         """The tool as ``tools/list`` carries it."""
@@ -96,7 +97,7 @@ TOOLS: tuple[Tool, ...] = (
          outputs.SEARCH, text=f"{MEM}:search_text"),
     Tool("get_lesson", "Read one lesson", f"{MEM}:get_lesson_tool", READ,
          "One lesson in full: text, state, provenance, evidence (stale files flagged), reviews, quote.",
-         arguments(("id",), id=LESSON_ID), outputs.LESSON_FULL),
+         arguments(("id",), id=LESSON_ID), outputs.LESSON_FULL, ids=(("id", "lesson"),)),
     Tool("get_memory_context", "Team memory for a task", f"{MEM}:memory_context", READ,
          "The team-memory card for a task and files: the top verified lessons in <team-memory> frames, the "
          "next ones as one-line summaries. Call it when you start a task.",
@@ -180,7 +181,7 @@ TOOLS: tuple[Tool, ...] = (
              reply_to=text("The id of the message you answer.", 80),
              routing=text("The routing id of the who_knows answer that led you to this recipient, if one did.",
                           MAX_ID)),
-         outputs.SENT),
+         outputs.SENT, ids=(("reply_to", "message"), ("routing", "who_knows answer"))),
     Tool("check_inbox", "Check the inbox", "gitive.mcp.mail:check_inbox", WRITE_ONCE,
          "Messages waiting for your session, framed. Looking consumes nothing; pass mark_read with the ids you "
          "have read to confirm them (the sender then sees they were read; confirming twice changes nothing).",

@@ -9,6 +9,7 @@ import mcp.client.stdio  # noqa: F401 - bind its errlog default to the real stde
 import pytest
 
 from gitive.cli import main
+from gitive.mcp.table import TOOLS as TABLE
 from testing.machines import run_cli
 from tests.mcp.conftest import Team, server_env
 from tests.mcp.test_server import TOOLS
@@ -31,18 +32,17 @@ def test_tools_option_lists_the_tools_with_schemas(team: Team) -> None:
     assert result.code == 0, str(result)
     listed = result.json()
     assert {t["name"] for t in listed} == TOOLS
-    assert [t["name"] for t in listed if not t["read_only"]] == ["propose_lesson", "send_message", "check_inbox",
-                                                                 "claim_files", "owe", "propose_item"]
-    assert all(t["input_schema"]["type"] == "object" for t in listed)
+    assert [t["name"] for t in listed if not t["read_only"]] == ["propose_lesson", "owe", "send_message",
+                                                                 "check_inbox", "claim_files", "propose_item"]
+    assert all(t["input_schema"]["type"] == "object" and t["output_schema"]["type"] == "object" for t in listed)
+    assert all(t["title"] for t in listed)
 
 
 @needs_command
 def test_tools_option_prints_one_line_each(team: Team) -> None:
     result = run_cli(["mcp", "--tools"], team.alice.clone, {"GITIVE_HOME": str(team.alice.home)})
     assert result.code == 0, str(result)
-    order = ["search_memory", "get_lesson", "get_memory_context", "propose_lesson", "list_team", "send_message",
-             "check_inbox", "search_mail", "claim_files", "who_knows", "owe", "owed", "context_for", "propose_item"]
-    assert [line.split(" ")[0].rstrip(":") for line in result.out.splitlines()] == order
+    assert [line.split(" ")[0].rstrip(":") for line in result.out.splitlines()] == [t.name for t in TABLE]
 
 
 @needs_command
