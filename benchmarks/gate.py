@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/gate.py --quick         # 5 people, 20 sources, 1,000 items
 
 What it builds (in a temp directory; nothing cached): a bare remote holding a real v2 team founded with
-``gitive.team.ops.found``; the founder admits ``--people`` member machines (one person each) and one anchor,
+``gitive.enrolment.ops.found``; the founder admits ``--people`` member machines (one person each) and one anchor,
 gestured with the founder's person key; every person registers a person key, takes their gate live and (half of
 them) sets quiet hours 22:00-07:00 UTC, each a record gestured with that key. Each person owns 5 open
 obligations owed to someone else (what makes an item citing one urgent). The anchor is a clone configured as
@@ -15,7 +15,7 @@ that hour's share of ``--items`` ``item`` records in their machines' team logs (
 records ``propose_item`` writes): 45% cite an obligation someone waits on (attention), 35% cite a branch
 (info: digest), 10% repeat an earlier item's subject (duplicate), 10% cite an obligation past its deadline that
 someone waits on (alarm; alarms are off, so held or digested). The anchor fetches, ingests
-(``fresh_index``), and its gate (``gitive.anchor.gating.Gate.run``) decides everything due, writing one ledger
+(``fresh_index``), and its gate (``gitive.anchor.gate.gating.Gate.run``) decides everything due, writing one ledger
 entry per decision. Only ``Gate.run`` is timed.
 
 Figures (each against a baseline measured in the same run, with its target):
@@ -53,7 +53,7 @@ import _common as c
 TEAM_SCOPE: dict[str, Any] = {"team": True}
 HOUR_MS = 3_600_000
 DAY_MS = 24 * HOUR_MS
-BUDGET = 6  # the default of gitive.anchor.prefs
+BUDGET = 6  # the default of gitive.anchor.gate.prefs
 OBLIGATIONS_EACH = 5
 
 
@@ -76,9 +76,9 @@ def build(base: Path, people: int, start: int) -> dict[str, Any]:
 
     from gitive.core import gesture
     from gitive.core.keys import load_key, machine_id
+    from gitive.enrolment import ops
     from gitive.index import obligations as table
     from gitive.store import logs
-    from gitive.team import ops
 
     remote = base / "remote.git"
     c.git("init", "--quiet", "--bare", remote)
@@ -117,7 +117,7 @@ def build(base: Path, people: int, start: int) -> dict[str, Any]:
         decisions = [{"type": "gate-live", "person": f"p{i}", "live": True, "ts": start - HOUR_MS,
                       "actor": "person"}]
         if i % 2 == 0:
-            from gitive.anchor.prefs import Prefs
+            from gitive.anchor.gate.prefs import Prefs
 
             decisions.append(Prefs(f"p{i}", quiet=("22:00", "07:00")).record(start - HOUR_MS))
         mine = []
@@ -171,7 +171,7 @@ def plan(people: int, sources: int, items: int, rnd: random.Random) -> list[list
 
 def _write_hour(setup: dict[str, Any], hour: list[tuple[int, int, str, int]], at: int) -> tuple[int, int]:
     """The hour's proposals, one batch per proposing machine; pushed. (records, their canonical bytes)"""
-    from gitive.anchor import items
+    from gitive.anchor.gate import items
     from gitive.core import canonical
     from gitive.core.keys import machine_id
     from gitive.store import logs
@@ -205,8 +205,8 @@ def _write_hour(setup: dict[str, Any], hour: list[tuple[int, int, str, int]], at
 def day(setup: dict[str, Any], hours: list[list[tuple[int, int, str, int]]], start: int, profile: int | None
         ) -> dict[str, Any]:
     """24 hourly ticks: write, fetch, ingest (untimed), then the gate (timed)."""
-    from gitive.anchor import state
-    from gitive.anchor.gating import Gate
+    from gitive.anchor.base import state
+    from gitive.anchor.gate.gating import Gate
     from gitive.index.refresh import fresh_index
     from gitive.team.hive import open_hive
 

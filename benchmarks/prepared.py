@@ -17,7 +17,7 @@ Figures (each against a baseline measured in the same run, with its target):
    the same commit; medians over ``--tasks`` tasks; target ≤ 1.3×;
 2. **speculative merges per minute** for ``--branches`` pushed branches that all touch one common file (every
    pair shares it, so n(n-1)/2 pairs merge cleanly and are tested): one pass of
-   :func:`gitive.anchor.speculative.step` with an empty cache, against the bare cost of the same ``git
+   :func:`gitive.anchor.prepared.speculative.step` with an empty cache, against the bare cost of the same ``git
    merge-tree`` calls and test runs; reported as merges per minute and as the ratio to the bare cost.
 """
 
@@ -78,9 +78,9 @@ def _build(base: Path, tests: int) -> Any:
 
 
 def _config(team: Any) -> Any:
-    from gitive.anchor.config import Config
-    from gitive.anchor.settings import Merges, Prepared
-    from gitive.anchor.workers import Worker
+    from gitive.anchor.base.configuration import Config
+    from gitive.anchor.prepared.settings import Merges, Prepared
+    from gitive.anchor.prepared.workers import Worker
     from testing.prepared import WORKER
 
     prefix = " ".join(_test_command().split()[:3])
@@ -151,7 +151,8 @@ def _branches(team: Any, n: int) -> None:
 
 
 def merges_per_minute(team: Any, n: int, work: Path) -> None:
-    from gitive.anchor import speculative, state
+    from gitive.anchor.base import state
+    from gitive.anchor.prepared import speculative
     from gitive.anchor.tick import TickReport, tick
     from testing import live
     from testing.anchor import Ticker

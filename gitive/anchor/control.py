@@ -9,8 +9,8 @@ import sys
 import time
 from typing import Any
 
-from gitive.anchor import state
-from gitive.anchor.queue import Queue
+from gitive.anchor.base import state
+from gitive.anchor.gate.queue import Queue
 from gitive.anchor.runner import LOG, holder
 from gitive.core.home import ensure_home, gitive_home
 from gitive.errors import GitiveError

@@ -16,7 +16,8 @@ from typing import Any
 
 import pygit2
 
-from gitive.anchor import events, state
+from gitive.anchor.base import state
+from gitive.anchor.obligations import events
 from gitive.constants import PRESENCE_REF_PREFIX, REMOTES_REF_PREFIX
 from gitive.core import canonical
 from gitive.index import queries

@@ -16,8 +16,8 @@ import signal
 import subprocess
 from typing import Any, NamedTuple
 
-from gitive.anchor import events
-from gitive.anchor.config import Watcher
+from gitive.anchor.base.configuration import Watcher
+from gitive.anchor.obligations import events
 
 MAX_OUTPUT = 1 << 20  # bytes of stdout read from one run
 MAX_LINES = 1_000

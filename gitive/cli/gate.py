@@ -94,8 +94,8 @@ def prefs(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help
     """
     if ctx.invoked_subcommand is not None:
         return 0
-    from gitive.anchor import gestures
-    from gitive.anchor import prefs as prefs_mod
+    from gitive.anchor.gate import gestures
+    from gitive.anchor.gate import prefs as prefs_mod
 
     hive, opened = _opened()
     with opened as (conn, _):
@@ -137,8 +137,8 @@ def prefs_set(
     """
     from dataclasses import replace
 
-    from gitive.anchor import gestures
-    from gitive.anchor import prefs as prefs_mod
+    from gitive.anchor.gate import gestures
+    from gitive.anchor.gate import prefs as prefs_mod
     from gitive.index.refresh import fresh_index
     from gitive.lessons.gate import require_person
 
@@ -195,7 +195,7 @@ def why(item: str = typer.Argument(..., help="The item's id (at least 6 characte
 
     Example: gitive why 7bcecec1
     """
-    from gitive.anchor import why as explaining
+    from gitive.anchor.gate import why as explaining
     from gitive.daemon import anchor_items
     from gitive.daemon import db as daemon_db
 
@@ -251,8 +251,8 @@ def digest(ctx: typer.Context,
     """
     if ctx.invoked_subcommand is not None:
         return 0
-    from gitive.anchor import digest as digests
-    from gitive.anchor import gestures
+    from gitive.anchor.gate import digest as digests
+    from gitive.anchor.gate import gestures
     from gitive.daemon.service import team_view
 
     now = _now()
@@ -301,7 +301,7 @@ def digest_mark(item: str = typer.Argument(..., help="The item's id (at least 6 
 
     Example: gitive digest mark 7bcecec1 wanted
     """
-    from gitive.anchor import why as explaining
+    from gitive.anchor.gate import why as explaining
     from gitive.daemon import anchor_items
     from gitive.daemon import db as daemon_db
     from gitive.errors import GitiveError
@@ -331,7 +331,7 @@ def gate_report(days: int = typer.Option(14, "--days", min=1, max=365, help="How
 
     Example: gitive gate report --days 7
     """
-    from gitive.anchor import gestures, shadow
+    from gitive.anchor.gate import gestures, shadow
     from gitive.daemon import anchor_items
     from gitive.daemon import db as daemon_db
 
@@ -370,7 +370,7 @@ def gate_live(off: bool = typer.Option(False, "--off", help="Go back to shadow: 
 
     Example: gitive gate live
     """
-    from gitive.anchor import gestures
+    from gitive.anchor.gate import gestures
     from gitive.lessons.gate import require_person
 
     require_person("taking your gate live", passphrase_stdin)

@@ -22,13 +22,13 @@ def register(app: typer.Typer) -> None:
 
 
 def duration_ms(text: str, what: str) -> int:
-    from gitive.anchor.obligations import parse_duration
+    from gitive.anchor.obligations.records import parse_duration
 
     return parse_duration(text, what)
 
 
 def deadline_ms(text: str) -> int:
-    from gitive.anchor.obligations import parse_deadline
+    from gitive.anchor.obligations.records import parse_deadline
 
     return parse_deadline(text)
 
@@ -78,7 +78,7 @@ def owe(
     Example: gitive owe --owner bob --when 'e.event.action == "vcs.merged" && e.vcs.branch == "auth-rotation"'
     --do 'remove the grace period' --deadline 2026-12-20
     """
-    from gitive.anchor import obligations
+    from gitive.anchor.obligations import records as obligations
     from gitive.index import sync as syncing
     from gitive.index.refresh import fresh_index
     from gitive.team.hive import open_hive
@@ -124,7 +124,7 @@ def owed(
 
     Example: gitive owed --person bob
     """
-    from gitive.anchor import obligations
+    from gitive.anchor.obligations import records as obligations
     from gitive.index.refresh import fresh_index
     from gitive.team.hive import open_hive
     from gitive.team.projects import project_id
@@ -151,7 +151,7 @@ def owed(
 
 def _change(prefix: str, state: str, note: str | None, as_json: bool, stdin: bool, renew_for: str | None = None
             ) -> int:
-    from gitive.anchor import obligations
+    from gitive.anchor.obligations import records as obligations
     from gitive.index import sync as syncing
     from gitive.index.refresh import fresh_index
     from gitive.team.hive import open_hive

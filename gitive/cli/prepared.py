@@ -24,7 +24,7 @@ def _actor() -> str:
 
 
 def _seconds(text: str) -> int:
-    from gitive.anchor.obligations import parse_duration
+    from gitive.anchor.obligations.records import parse_duration
 
     return max(1, parse_duration(text, "--budget") // 1000)
 
@@ -32,7 +32,7 @@ def _seconds(text: str) -> int:
 def _hand_task(brief: str, test: str, worker: str, base: str | None, target: str | None, budget: str,
                kind: str | None, owner: str | None, no_push: bool, source: dict[str, str],
                marker: dict[str, Any] | None = None) -> tuple[dict[str, Any], bool, bool]:
-    from gitive.anchor import tasks
+    from gitive.anchor.prepared import tasks
     from gitive.index import sync as syncing
     from gitive.index.refresh import fresh_index
     from gitive.team.hive import open_hive
@@ -51,7 +51,7 @@ def _hand_task(brief: str, test: str, worker: str, base: str | None, target: str
 
 
 def _say_handed(done: dict[str, Any], ahead: bool, synced: bool, no_push: bool) -> None:
-    from gitive.anchor.tasks import branch_name
+    from gitive.anchor.prepared.tasks import branch_name
 
     console.print(f"handed {done['id'][:12]} to the anchor: it works on {done['base']['branch']} at "
                   f"{done['base']['commit'][:12]} and stops at a draft on {branch_name(done)}")

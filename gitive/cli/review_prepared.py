@@ -13,7 +13,7 @@ from gitive.cli.person import passphrase_stdin, signer_if_any
 def _show(hive: Any, w: Any) -> None:
     from rich.markup import escape
 
-    from gitive.anchor import reviewing, tasks
+    from gitive.anchor.prepared import reviewing, tasks
 
     task, draft = w.task, w.draft
     stat, tests = draft.get("stat") or {}, draft.get("tests") or {}
@@ -31,7 +31,7 @@ def _show(hive: Any, w: Any) -> None:
 
 def _answer(hive: Any, conn: Any, w: Any, choice: str, note: str, edit: str | None, stdin: bool,
             asked: bool) -> dict[str, Any] | None:
-    from gitive.anchor import reviewing
+    from gitive.anchor.prepared import reviewing
 
     reviewing.check(hive, conn, w.task)  # before the confirmation and the passphrase
     commit = edits = None
@@ -69,7 +69,7 @@ def prepared(
 
     Example: gitive review prepared 3f1c9a0b --approve --note "matches the bug report"
     """
-    from gitive.anchor import reviewing, tasks
+    from gitive.anchor.prepared import reviewing, tasks
     from gitive.errors import GitiveError
     from gitive.index import deciding
     from gitive.index import sync as syncing

@@ -25,7 +25,7 @@ def listing(as_json: bool = typer.Option(False, "--json", help="Print as JSON.")
 
     Example: gitive standing list --json
     """
-    from gitive.anchor import standing
+    from gitive.anchor.prepared import standing
     from gitive.core.clock import now_ms
     from gitive.index.refresh import fresh_index
     from gitive.team.hive import open_hive
@@ -66,7 +66,7 @@ def create(
 
     Example: gitive standing create --kind dep-bump-patch --path poetry.lock --change version-lines --days 14
     """
-    from gitive.anchor import standing
+    from gitive.anchor.prepared import standing
     from gitive.core.clock import now_ms
     from gitive.index import sync as syncing
     from gitive.index.refresh import fresh_index
@@ -105,7 +105,7 @@ def revoke(
 
     Example: gitive standing revoke 3f1c9a0b --reason "the lockfile format changed"
     """
-    from gitive.anchor import standing
+    from gitive.anchor.prepared import standing
     from gitive.core.clock import now_ms
     from gitive.index import sync as syncing
     from gitive.index.refresh import fresh_index

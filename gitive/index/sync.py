@@ -9,9 +9,10 @@ from gitive.core.clock import now_ms
 from gitive.errors import RemoteError
 from gitive.index import db, ingest, scopes, sync_history
 from gitive.index.bodies import drop_own_bodies
+from gitive.index.catchup import catch_up
 from gitive.index.entries import check_signatures
 from gitive.index.problems import Report, record_problem
-from gitive.index.refresh import catch_up, fresh_index
+from gitive.index.refresh import fresh_index
 from gitive.store import bodies, maintenance, refs, sync
 from gitive.store import repo as repos
 from gitive.team.hive import Hive

@@ -73,7 +73,7 @@ def _decisions(conn: Any, now: int) -> list[dict[str, Any]]:
 
 
 def _obligations(conn: Any, files: list[str], address: str | None, now: int) -> list[dict[str, Any]]:
-    from gitive.anchor import obligations
+    from gitive.anchor.obligations import records as obligations
     from gitive.mcp.obligations import view
 
     found = obligations.owed(conn, now=now)

@@ -26,7 +26,7 @@ def propose_item(repo: Path | str | None, *, title: str, about: list[str] | None
         GitiveError: an empty title, a bad ``about`` reference, an unknown ``to``, or this machine is not a
             member; nothing was written.
     """
-    from gitive.anchor import items
+    from gitive.anchor.gate import items
     from gitive.core.clock import now_ms
     from gitive.core.records import TEAM_SCOPE
     from gitive.errors import GitiveError

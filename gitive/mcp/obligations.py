@@ -43,7 +43,7 @@ def owe(repo: Path | str | None, *, to: str, condition: str, action: str, deadli
     Raises:
         GitiveError: a write-time rule refused it (the message says which and what to change); nothing written.
     """
-    from gitive.anchor import obligations
+    from gitive.anchor.obligations import records as obligations
 
     draft_files = shape.clean_files(files)
     with opened(repo) as (hive, conn, project):
@@ -70,7 +70,7 @@ def owe(repo: Path | str | None, *, to: str, condition: str, action: str, deadli
 
 def _same_open(conn: Any, draft: Any) -> dict[str, Any] | None:
     """The open obligation of the same owner that says exactly what ``draft`` says, if there is one."""
-    from gitive.anchor import obligations
+    from gitive.anchor.obligations import records as obligations
 
     action = " ".join(draft.action.split())
     files = set(draft.files or obligations.files_in(action))
@@ -95,7 +95,7 @@ def owed(repo: Path | str | None, *, person: str | None = None, project: bool = 
          limit: int = 20, offset: int = 0) -> dict[str, Any]:
     """Open obligations (by owner or beneficiary, this project's, or those waiting for an event action), one
     page of at most :data:`MAX_OWED`, oldest first; ``total`` counts every match."""
-    from gitive.anchor import obligations
+    from gitive.anchor.obligations import records as obligations
 
     with opened(repo) as (_, conn, project_id):
         found = obligations.owed(conn, person=(person or "").strip() or None,

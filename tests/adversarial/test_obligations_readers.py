@@ -18,7 +18,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitive.anchor import obligations as owing
+from gitive.anchor.obligations import records as owing
 from gitive.index import obligations as table
 from gitive.index.refresh import fresh_index, rebuild
 from gitive.team.hive import open_hive

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from gitive.anchor import tiers
+from gitive.anchor.prepared import tiers
 from gitive.store import diffs
 
 WHO = pygit2.Signature("t", "t@example.com", 1_700_000_000, 0)

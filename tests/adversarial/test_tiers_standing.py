@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from nacl.signing import SigningKey
 
-from gitive.anchor import standing, tiers
+from gitive.anchor.prepared import standing, tiers
 from gitive.core import gesture
 from gitive.core.keys import machine_id
 from gitive.store import diffs

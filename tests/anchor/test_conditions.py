@@ -10,8 +10,8 @@ from celpy.adapter import json_to_cel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gitive.anchor import conditions, events
-from gitive.anchor.conditions import (
+from gitive.anchor.obligations import conditions, events
+from gitive.anchor.obligations.conditions import (
     COST_LIMIT,
     ConditionError,
     Dispatch,
@@ -19,8 +19,8 @@ from gitive.anchor.conditions import (
     compile_condition,
     evaluate,
 )
-from gitive.anchor.evaluation import value_at
-from gitive.anchor.vocabulary import load
+from gitive.anchor.obligations.evaluation import value_at
+from gitive.anchor.obligations.vocabulary import load
 
 REFERENCE_EXAMPLE = 'e.event.action == "vcs.merged" && e.branch == "auth-rotation"'  # HO P3 §6, verbatim
 
@@ -109,7 +109,7 @@ def test_the_shipped_vocabulary_is_refs_schema_events_json() -> None:
 
     root = Path(__file__).resolve().parents[2]
     assert json.loads((root / "refs_schema" / "events.json").read_text()) == json.loads(
-        (root / "gitive" / "anchor" / "events.json").read_text())
+        (root / "gitive" / "anchor" / "obligations" / "events.json").read_text())
 
 
 # --- dispatch never loses a match ----------------------------------------------------------------------------

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gitive.anchor import items
-from gitive.anchor.gate import Context, decide
-from gitive.anchor.items import Candidate
-from gitive.anchor.prefs import Prefs, quiet_end
-from gitive.anchor.urgency import Facts
+from gitive.anchor.gate import items
+from gitive.anchor.gate.items import Candidate
+from gitive.anchor.gate.order import Context, decide
+from gitive.anchor.gate.prefs import Prefs, quiet_end
+from gitive.anchor.gate.urgency import Facts
 
 NOON = int(datetime(2026, 12, 1, 12, 0, tzinfo=UTC).timestamp() * 1000)
 HOUR = 3_600_000

@@ -17,8 +17,8 @@ from tests.anchor.test_gate_tick import ledger_entries
 
 
 def _gate_run(machine: Machine, candidates: list[Any], now: int) -> Any:
-    from gitive.anchor import state
-    from gitive.anchor.gating import Gate
+    from gitive.anchor.base import state
+    from gitive.anchor.gate.gating import Gate
     from gitive.index.refresh import fresh_index
     from gitive.team.hive import open_hive
 
@@ -41,7 +41,7 @@ candidate_specs = st.lists(st.tuples(st.sampled_from(["session", "dangling", "wa
 @given(specs=candidate_specs)
 def test_every_decision_has_exactly_one_ledger_entry(team: AnchoredTeam, specs: list[tuple[str, str, str, int]]
                                                      ) -> None:
-    from gitive.anchor import items
+    from gitive.anchor.gate import items
 
     before = len(ledger_entries(team.anchor))
     now = int(time.time() * 1000)
@@ -90,12 +90,12 @@ def test_two_anchors_split_deliver_at_most_twice_record_both_and_show_once(team:
     one(), two()  # both push now
     team.bob.ok("sync")
     with live.on(team.bob):
-        from gitive.anchor import ledger
+        from gitive.index import ledger as ledger_reads
         from gitive.index.refresh import fresh_index
         from gitive.team.hive import open_hive
 
         with fresh_index(open_hive(team.bob.clone)) as (index, _):
-            decided = ledger.decisions(index, person="bob")
+            decided = ledger_reads.decisions(index, person="bob")
     assert len({d["item"] for d in decided}) == 1
     assert sorted(d["anchor"] for d in decided) == sorted([team.anchor.id, second.id])  # recorded by both
     [shown] = team.bob.json("inbox", "--items")
@@ -125,7 +125,7 @@ def test_a_second_anchor_that_saw_the_first_records_a_duplicate(team: AnchoredTe
 
 
 def _same_item(team: AnchoredTeam, item: str) -> Any:
-    from gitive.anchor import items
+    from gitive.anchor.gate import items
     from gitive.store import logs, refs
 
     for e in logs.entries(team.anchor.repo, refs.log_ref(team.anchor.id, "ledger")):

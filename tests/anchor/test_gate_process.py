@@ -137,7 +137,7 @@ def _waiting(machine: Machine, item: str) -> bool:
 
 
 def _anchor_has_prefs(machine: Machine) -> bool:
-    from gitive.anchor import prefs
+    from gitive.anchor.gate import prefs
     from gitive.index.refresh import fresh_index
     from gitive.team.hive import open_hive
 

@@ -108,7 +108,7 @@ def test_an_item_that_says_urgent_pages_nobody(team: AnchoredTeam) -> None:
 
 
 def test_a_member_cannot_forge_a_watcher_item_or_a_delivery(team: AnchoredTeam) -> None:
-    from gitive.anchor import items
+    from gitive.anchor.gate import items
 
     live(team.alice)
     forged = items.make({"kind": "watcher", "ref": "scan"}, "watch.scan.security", "scan:x", "alice", "leak!", 1,

@@ -85,7 +85,7 @@ def test_a_pair_failing_together_tells_each_session_once_and_a_passing_pair_noth
 
 
 def _merges(every: float = 300) -> Any:
-    from gitive.anchor.settings import Merges
+    from gitive.anchor.prepared.settings import Merges
 
     return Merges(test=MERGE_TEST, every=every)
 

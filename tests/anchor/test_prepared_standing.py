@@ -95,7 +95,7 @@ def test_a_standing_approval_covers_uses_inside_its_perimeter_and_suspends_itsel
     [state] = [a for a in _standing(team.alice) if a["id"] == latest["id"]]
     assert state["status"] == "revoked"
     expiring = _grant(team.alice, "--days", "1")
-    from gitive.anchor import standing
+    from gitive.anchor.prepared import standing
     from gitive.index.refresh import fresh_index
     from gitive.team.hive import open_hive
 
@@ -108,7 +108,7 @@ def test_a_standing_approval_covers_uses_inside_its_perimeter_and_suspends_itsel
 
 
 def test_readers_refuse_a_standing_approval_by_an_anchor_or_without_a_gesture(team: AnchoredTeam) -> None:
-    from gitive.anchor import standing
+    from gitive.anchor.prepared import standing
     from gitive.core import gesture
 
     _project(team.alice)

@@ -25,7 +25,7 @@ def _push(machine, spec: str) -> subprocess.CompletedProcess[str]:  # type: igno
 
 
 def test_outside_hive_pushes_are_refused_client_side_and_by_the_guard(team: AnchoredTeam) -> None:
-    from gitive.anchor import tiers
+    from gitive.anchor.prepared import tiers
     from gitive.store import drafts
 
     _guard(team)
@@ -72,7 +72,7 @@ def test_a_draft_touching_ci_config_is_refused_and_never_pushed(team: AnchoredTe
     prep.ticker(team)()
     last = prep.prepared_records(team.anchor)[-1]
     assert last["state"] == "refused" and ".github/workflows/ci.yml" in last["reason"]
-    from gitive.anchor.tasks import branch_name
+    from gitive.anchor.prepared.tasks import branch_name
 
     assert prep.remote_tip(team, f"refs/heads/{branch_name(task)}") is None
 

@@ -1,6 +1,6 @@
 """Obligations: late, fired, lapsing and open, each with its condition and its three-valued state and reason.
 
-Read through the same library function as `gitive owed --all` (:func:`gitive.anchor.obligations.owed`): the
+Read through the same library function as `gitive owed --all` (:func:`gitive.anchor.obligations.records.owed`): the
 derived state (open, fired, past-due, lapsed), the evaluation (satisfied, unsatisfied, or unverifiable and
 why) and the anchors' signed firings. The page computes nothing of its own beyond sorting them into sections.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from gitive.anchor import obligations as owing
+from gitive.anchor.obligations import records as owing
 from gitive.index import obligations as table
 from gitive.team.hive import Hive
 from gitive.ui.html import ago, badge, empty, h, iso, short, stat

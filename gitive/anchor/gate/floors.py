@@ -1,0 +1,54 @@
+"""Floors: items that always reach their owner, whatever the preferences, quiet hours, budget or shadow mode.
+
+Floors are code, not settings: nothing a person sets, a proposer writes or a learned component suggests
+changes them. The first (and today only) floor: a *security finding* reaches the code owner. A finding is
+something the anchor established itself, never a claim:
+
+- an injection-screening match: the anchor screens every verified message with the same rules the
+  recipient's daemon uses (``gitive/daemon/rules``) and makes a ``screening`` item for the recipient;
+- a watcher event marked security: a line of a watcher the anchor runs (its own configuration) with
+  ``"security": true``, or an action in the ``security`` group (``watch.scan.security.leak``).
+
+A session's proposal is never a floor, whatever it says: its source kind is ``session``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gitive.anchor.gate.items import Candidate
+
+
+def floor(c: Candidate, watch: dict[str, Any] | None) -> str | None:
+    """The floor rule ``c`` meets, or None."""
+    if c.source.get("kind") == "screening" and c.kind == "security.screening":
+        return "floor: security finding (injection screening matched a message to you)"
+    if c.source.get("kind") == "watcher" and watch is not None and is_security(c.kind, watch):
+        return f"floor: security finding (watcher {c.source.get('ref', '?')})"
+    return None
+
+
+def is_security(kind: str, data: dict[str, Any]) -> bool:
+    """A watcher event marked security: ``"security": true`` in its line, or an action in the security group."""
+    action = kind.split(".", 2)[-1] if kind.startswith("watch.") else kind
+    return data.get("security") is True or action == "security" or action.startswith("security.")
+
+
+def screen_messages(entries: list[dict[str, Any]]) -> list[tuple[dict[str, Any], list[str]]]:
+    """``(message entry, rule ids)`` for each verified message a hold-severity injection rule matches.
+
+    The rules are the daemon's (one rule set, so the anchor and every recipient agree on what a finding is);
+    they are data files beside :mod:`gitive.daemon.screening`, loaded here lazily.
+    """
+    from gitive.daemon.screening import load_rules, screen  # data and a pure function: no daemon state
+
+    rules = load_rules()
+    out = []
+    for entry in entries:
+        record = entry["record"]
+        message = {"body": record.get("body"), "from": record.get("from"), "from_person": record.get("from_person"),
+                   "kind": "message"}
+        matched = [hit.rule for hit in screen(message, rules) if hit.severity == "hold"]
+        if matched:
+            out.append((entry, matched))
+    return out

@@ -1,0 +1,344 @@
+"""The gate as the tick runs it: take candidates, decide each in the reference order, write the ledger.
+
+Per tick, after the obligations fired (:mod:`gitive.anchor.tick`):
+
+1. mirror every anchor's ledger decisions from the index (the duplicate check and the budget count them all,
+   so two anchors share one budget and a second anchor records the first one's item as a duplicate);
+2. take the candidates: items the tick offered (obligations, watcher lines, dangling work), sessions'
+   proposals (verified ``item`` records), messages injection screening matches, and held items whose quiet
+   hours ended (they re-enter the gate from the start);
+3. decide each (:func:`gitive.anchor.gate.order.decide`), then each person's digest when its time came;
+4. write the anchor's own item records and one ledger entry per decision in one batch: the ledger entry *is*
+   the delivery (the person's daemon shows what the ledger says), so a crash between deciding and writing
+   sends nothing, and one after writing is found in the ledger on the next start, never decided twice.
+
+The state in ``anchor.sqlite`` is a cache of the ledger: losing it costs a re-read of the ledger from git.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitive.anchor.base import state
+from gitive.anchor.base.context import Tick
+from gitive.anchor.gate import digest as digests
+from gitive.anchor.gate import floors, gestures, items, ledger
+from gitive.anchor.gate import prefs as prefs_mod
+from gitive.anchor.gate.items import Candidate
+from gitive.anchor.gate.order import DUPLICATE_WINDOW_MS, Context, Decision, decide
+from gitive.anchor.gate.queue import Item, Queue
+from gitive.anchor.gate.urgency import Facts
+from gitive.core.records import TEAM_SCOPE
+from gitive.index import ledger as ledger_reads
+from gitive.index import obligations as table
+from gitive.index import queries
+from gitive.team.hive import Hive
+
+MAX_BATCH = 20_000  # decisions written per tick at most; the rest wait for the next tick
+
+
+@dataclass
+class GateReport:
+    decided: dict[str, int] = field(default_factory=dict)
+    delivered: int = 0
+    written: int = 0
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Gate:
+    """Implements the tick's :class:`~gitive.anchor.base.context.Gate` protocol and decides at the end of the tick."""
+
+    def __init__(self, hive: Hive, st: sqlite3.Connection, index: sqlite3.Connection) -> None:
+        self.hive, self.st, self.index = hive, st, index
+        self.me = hive.me
+        self.watch: dict[str, dict[str, Any]] = {}
+        self._queue = Queue(st)
+        self._tick: list[Decision] = []
+        self._fp: dict[tuple[str, str], str] = {}
+        self._used: dict[tuple[str, str, str], int] = {}
+        self._owners: dict[str, str] | None = None  # obligation id -> owner, read once per run
+
+    # --- candidates ---------------------------------------------------------------------------------------
+
+    def offer(self, item: Item) -> bool:
+        """An obligation item the tick fired (kept in the tick's queue table too, for ``anchor status``)."""
+        new = self._queue.offer(item)
+        self.offer_candidate(items.from_obligation(item), item.owner)
+        return new
+
+    def offer_candidate(self, c: Candidate, person: str | None = None, watch: dict[str, Any] | None = None) -> bool:
+        """Take ``c`` for ``person`` (default: its owner); true if it was new. Offering twice is a no-op."""
+        cur = self.st.execute("INSERT OR IGNORE INTO gate_items VALUES (?,?,?,?,'new',NULL,?)",
+                              (c.id, person or c.owner, _dump(c, watch), c.created, int(c.author is not None)))
+        return cur.rowcount > 0
+
+    def _load(self, row: tuple[Any, ...]) -> tuple[Candidate, str, dict[str, Any] | None]:
+        data = json.loads(row[2])
+        c = items.from_record(data["record"], data.get("author"))
+        assert c is not None  # written by _dump from a valid candidate
+        if data.get("watch") is not None:
+            self.watch[c.id] = data["watch"]
+        return c, row[1], data.get("watch")
+
+    # --- one tick -----------------------------------------------------------------------------------------
+
+    def run(self, now: int, changed: bool = True) -> GateReport:
+        """Decide every candidate due; ``changed`` false (nothing ingested) skips re-reading the index."""
+        report = GateReport()
+        with _transaction(self.st):  # one commit for the mirror and the intake, not one per row
+            if changed or state.get(self.st, "gate-mirror-ready") is None:
+                ledger.mirror(self.index, self.st, self._prefs())
+                state.put(self.st, "gate-mirror-ready", True, now)
+                self._intake(now)
+            if state.get(self.st, "gate-started") is None:
+                state.put(self.st, "gate-started", now, now)
+        due = self.st.execute("SELECT id, person, data, state FROM gate_items WHERE state = 'new' OR "
+                              "(state = 'held' AND until <= ?) ORDER BY offered, id LIMIT ?",
+                              (now, MAX_BATCH)).fetchall()
+        people = items.active_people(self.index)
+        digest_due = digests.due(self.st, self.index, people, self._prefs(), now)
+        if not due and not digest_due:
+            return report
+        ctx = self._context(now)
+        pending: list[tuple[Candidate, str]] = []
+        with _transaction(self.st):
+            for row in due:
+                c, person, _ = self._load(row)
+                if row[3] == "new" and ledger.decided_by(self.st, c.id, self.me):  # decided before a crash
+                    self._settle(c.id)
+                    continue
+                pending.append((c, person))
+            for person in digest_due:
+                pending.append((digests.note(self.st, self.index, person, ctx.prefs_for(person), now), person))
+        for c, person in pending:
+            if person not in people:
+                person = _fallback(self.index, c) or person
+            d = decide(c, person, ctx)
+            self._note(d, ctx)
+        self._write(now, report)
+        return report
+
+    def _prefs(self) -> dict[str, prefs_mod.Prefs]:
+        if not hasattr(self, "_prefs_cache"):
+            self._prefs_cache = prefs_mod.all_current(self.index, self.hive.team_id)
+        return self._prefs_cache
+
+    def _context(self, now: int) -> Context:
+        live = {p: v for p, (v, _) in gestures.live_people(self.index, self.hive.team_id).items()}
+        obligations = {ob["id"]: ob for ob in table.rows(self.index, "WHERE state = 'open'")}
+        facts = Facts(obligations, _waiting(self.st, self.index), self.watch, _drafts(self.index))
+        window = now - DUPLICATE_WINDOW_MS
+
+        def seen(c: Candidate, person: str) -> tuple[str, str] | None:
+            other = self.st.execute("SELECT anchor, branch FROM gate_decisions WHERE item = ? AND anchor != ? "
+                                    "LIMIT 1", (c.id, self.me)).fetchone()
+            if other:
+                return c.id, f"duplicate: anchor {other[0][:12]} already decided it ({other[1]})"
+            prior = self._fp.get((person, c.fingerprint))
+            if prior is None or prior == c.id:
+                row = self.st.execute("SELECT item FROM gate_decisions WHERE person = ? AND fingerprint = ? AND "
+                                      "at >= ? AND item != ? AND branch NOT IN ('preference', 'duplicate') "
+                                      "ORDER BY at LIMIT 1", (person, c.fingerprint, window, c.id)).fetchone()
+                prior = row[0] if row else None
+            return (prior, f"duplicate of {prior[:12]}") if prior and prior != c.id else None
+
+        def used(person: str, day: str, source: str) -> tuple[int, int]:
+            key = (person, day, "")
+            if key not in self._used:
+                self._used[key] = ledger.attention_used(self.st, person, day)
+            skey = (person, day, source)
+            if skey not in self._used:
+                self._used[skey] = ledger.attention_used(self.st, person, day, source)
+            return self._used[key], self._used[skey]
+
+        return Context(now, self._prefs(), live, facts, seen, used)
+
+    def _note(self, d: Decision, ctx: Context) -> None:
+        """Keep ``d`` for this tick's write; later candidates of the tick see it (duplicates, budget)."""
+        self._tick.append(d)
+        if d.branch not in ("preference", "duplicate"):
+            self._fp.setdefault((d.person, d.item.fingerprint), d.item.id)
+        if d.branch == "attention":
+            day = prefs_mod.day_of(ctx.prefs_for(d.person), ctx.now)
+            self._used[(d.person, day, "")] = self._used.get((d.person, day, ""), 0) + 1
+            key = (d.person, day, d.item.source_key)
+            self._used[key] = self._used.get(key, 0) + 1
+
+    def _write(self, now: int, report: GateReport) -> None:
+        """One batch: the anchor's own item records not yet written, then one ledger entry per decision."""
+        from gitive.store import logs
+
+        decisions, self._tick = self._tick, []
+        unwritten = {r[0] for r in self.st.execute("SELECT id FROM gate_items WHERE written = 0")}
+        records = []
+        for d in decisions:
+            if d.item.id in unwritten:
+                records.append(d.item.record())
+                unwritten.discard(d.item.id)
+        first_decision = len(records)
+        records += [d.record() for d in decisions]
+        entries = logs.append_many(self.hive.store, self.hive.key, self.hive.team_id, "ledger", TEAM_SCOPE,
+                                   records, at=now)
+        self.st.execute("BEGIN")
+        try:
+            ledger.remember(self.st, self.me, [(e.seq, d, ctx_day(self._prefs(), d.person, now))
+                                               for d, e in zip(decisions, entries[first_decision:], strict=True)],
+                            now)
+            self._advance(decisions)
+            for d in decisions:
+                report.decided[d.branch] = report.decided.get(d.branch, 0) + 1
+                report.delivered += d.delivered
+                if len(report.decisions) < 50:
+                    report.decisions.append({"item": d.item.id, "person": d.person, "branch": d.branch,
+                                             "rule": d.rule, "shadow": d.shadow})
+            self.st.executemany("UPDATE gate_items SET written = 1 WHERE id = ? AND written = 0",
+                                [(d.item.id,) for d in decisions])
+            self.st.execute("COMMIT")
+        except BaseException:
+            self.st.execute("ROLLBACK")
+            raise
+        report.written = len(records)
+
+    def _advance(self, decisions: list[Decision]) -> None:
+        self.st.executemany("UPDATE gate_items SET state = ?, until = ? WHERE id = ?",
+                            [("held", d.until, d.item.id) if d.branch == "hold" else ("done", None, d.item.id)
+                             for d in decisions])
+        self.st.executemany("UPDATE queue SET state = 'gated' WHERE id = ?", [(d.item.id,) for d in decisions])
+
+    def _settle(self, item_id: str) -> None:
+        """An item this anchor decided before a crash: its state from its last decision, nothing decided again."""
+        last = self.st.execute("SELECT branch, at FROM gate_decisions WHERE item = ? AND anchor = ? ORDER BY seq "
+                               "DESC LIMIT 1", (item_id, self.me)).fetchone()
+        until = ledger_reads.until_of(self.index, self.me, item_id) if last and last[0] == "hold" else None
+        self.st.execute("UPDATE gate_items SET state = ?, until = ?, written = 1 WHERE id = ?",
+                        ("held" if until else "done", until, item_id))
+        self.st.execute("UPDATE queue SET state = 'gated' WHERE id = ?", (item_id,))
+
+    # --- intake from the index ----------------------------------------------------------------------------
+
+    def _intake(self, now: int) -> None:
+        """Sessions' proposals and screened messages past their cursors, as candidates."""
+        repo = _project_repo(self.hive)
+        people = items.active_people(self.index)
+        for author, log_, hwm in self.index.execute("SELECT author, log, hwm FROM logs WHERE log IN "
+                                                    "('team', 'mail')").fetchall():
+            key = f"gate-intake:{author}/{log_}"
+            seen = state.get(self.st, key) or 0
+            if hwm <= seen:
+                continue
+            found = queries.verified_entries(self.index, author=author, log=log_, after_seq=seen, limit=1 << 40)
+            person, role = items.person_of(self.index, author)
+            if log_ == "team":
+                for entry in found:
+                    if entry["kind"] == "item" and role != "anchor":
+                        self._proposal(entry, person, people, repo)
+            else:
+                self._screen([e for e in found if e["kind"] == "message"])
+            state.put(self.st, key, hwm, now)
+
+    def _proposal(self, entry: dict[str, Any], person: str | None, people: set[str], repo: Any) -> None:
+        c = items.from_record(entry["record"], entry["author"])
+        # A member's machine may only propose: an item claiming another source (an obligation, a watcher, a
+        # screening finding) is not the anchor's and could reach past preferences and budgets; ignored.
+        if c is None or c.source.get("kind") != "session" or person is None:
+            return
+        fallback = c.owner if c.owner in people else person
+        if self._owners is None:
+            self._owners = items.obligation_owners(self.index)
+        owner, _ = items.owner_of(self.index, repo, list(c.files), list(c.about), fallback, self._owners)
+        self.offer_candidate(c, owner if owner in people else person)
+
+    def _screen(self, messages: list[dict[str, Any]]) -> None:
+        machines = {m: p for m, p in self.index.execute("SELECT machine, person FROM members WHERE active = 1")}
+        for entry, rules in floors.screen_messages(messages):
+            record = entry["record"]
+            recipients = {machines.get(r.get("machine")) for r in record.get("recipients") or []
+                          if isinstance(r, dict)}
+            for person in sorted(p for p in recipients if p):
+                title = (f"a message from {record.get('from')} to your session was held by injection screening "
+                         f"({', '.join(rules)})")
+                self.offer_candidate(items.make({"kind": "screening", "ref": str(record.get("id"))},
+                                                "security.screening", f"message:{record.get('id')}", person, title,
+                                                entry["at"], about=[{"kind": "message", "id": str(record.get("id"))}]),
+                                     person)
+
+
+@contextlib.contextmanager
+def _transaction(st: sqlite3.Connection) -> Iterator[None]:
+    """One transaction around many small writes to the anchor's state (its connection is in autocommit)."""
+    if st.in_transaction:
+        yield
+        return
+    st.execute("BEGIN")
+    try:
+        yield
+    except BaseException:
+        st.execute("ROLLBACK")
+        raise
+    st.execute("COMMIT")
+
+
+def ctx_day(prefs: dict[str, prefs_mod.Prefs], person: str, now: int) -> str:
+    return prefs_mod.day_of(prefs.get(person) or prefs_mod.Prefs(person), now)
+
+
+def _dump(c: Candidate, watch: dict[str, Any] | None) -> str:
+    return json.dumps({"record": c.record(), "author": c.author, "watch": watch}, sort_keys=True)
+
+
+def _fallback(index: sqlite3.Connection, c: Candidate) -> str | None:
+    """An owner who left (or none the graph names): the team's first admin person sees it instead."""
+    row = index.execute("SELECT person FROM members WHERE active = 1 AND role != 'anchor' ORDER BY ts LIMIT 1"
+                        ).fetchone()
+    return row[0] if row else None
+
+
+def _waiting(st: sqlite3.Connection, index: sqlite3.Connection) -> set[str]:
+    """person/session of every session that waits for approval, from the presence the tick last read."""
+    persons = dict(index.execute("SELECT machine, person FROM members").fetchall())
+    out = set()
+    for machine, cursor in state.get_prefix(st, "presence:").items():
+        for name, session in (cursor.get("sessions") or {}).items():
+            if isinstance(session, dict) and session.get("turn") == "waiting_approval" and machine in persons:
+                out.add(f"{persons[machine]}/{name}")
+    return out
+
+
+def _drafts(index: sqlite3.Connection) -> set[str]:
+    """Tasks whose newest step is a draft waiting for its owner's review (docs/prepared.md)."""
+    from gitive.index import prepared as prepared_reads
+
+    return {task for task, step in prepared_reads.latest(index).items() if step["state"] == "drafted"}
+
+
+def _project_repo(hive: Hive) -> Any:
+    try:
+        return hive.project
+    except Exception:  # no project repository here (a bare team store): owners come from records only
+        return None
+
+
+def offer_all(gate: Gate, candidates: Iterable[tuple[Candidate, str | None, dict[str, Any] | None]]) -> int:
+    return sum(gate.offer_candidate(c, person, watch) for c, person, watch in candidates)
+
+
+class RunGate:
+    """The tick's last step: what the anchor checked goes to the digest, then the gate decides what was offered."""
+
+    name = "gate"
+
+    def run(self, tick: Tick) -> None:
+        if not isinstance(tick.gate, Gate):
+            return
+        open_count = len(table.open_obligations(tick.index)) if tick.events else 0
+        digests.record_checked(tick.state, tick.now, sum(tick.counts.values()), tick.report.evaluations,
+                               open_count, tick.counts.get("watcher", 0))
+        found = tick.gate.run(tick.now, tick.changed)
+        if found.decided:
+            tick.report.gate = {"decided": found.decided, "delivered": found.delivered,
+                                "decisions": found.decisions}
