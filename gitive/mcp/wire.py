@@ -44,13 +44,17 @@ class Early:
             return None
         if self.era is None:
             self.era = "modern" if method != "initialize" and _has_envelope(params) else "handshake"
-            if self.era == "handshake" and method == "initialize":
-                self.version = negotiate(params)
-                return initialize_result(self.version) if self.version else None
-        if self.era == "handshake" and self.version and method == "tools/list" and _bare(params):
+        if self.era == "modern":
+            if method in ("server/discover", "tools/list") and _envelope_only(params):
+                return discover_result() if method == "server/discover" else {"tools": tools(), **_modern()}
+            return None
+        if method == "initialize" and self.version is None:
+            self.version = negotiate(params)
+            return initialize_result(self.version) if self.version else None
+        if method == "ping" and _bare(params):  # answered before and after initialize alike
+            return {}
+        if method == "tools/list" and self.version and _bare(params):
             return {"tools": tools()}
-        if self.era == "modern" and method in ("server/discover", "tools/list") and _envelope_only(params):
-            return discover_result() if method == "server/discover" else {"tools": tools(), **_modern()}
         return None
 
 

@@ -50,7 +50,8 @@ def _front(messages: list[dict[str, Any]]) -> dict[Any, dict[str, Any] | None]:
     return {m["id"]: early.answer(m) for m in messages if "id" in m}
 
 
-HANDSHAKE = [[_initialize(v), {"jsonrpc": "2.0", "method": "notifications/initialized"},
+HANDSHAKE = [[{"jsonrpc": "2.0", "id": "p", "method": "ping"}, _initialize(v),
+              {"jsonrpc": "2.0", "method": "notifications/initialized"}, {"jsonrpc": "2.0", "id": "q", "method": "ping"},
               {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
               {"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"_meta": {"progressToken": 7}}}]
              for v in (*wire.HANDSHAKE_VERSIONS, "2026-07-28", "1999-01-01")]
@@ -58,8 +59,8 @@ MODERN = [[{"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"
            {"jsonrpc": "2.0", "id": "two", "method": "tools/list", "params": {"_meta": ENVELOPE}}]]
 
 
-@pytest.mark.parametrize("messages", HANDSHAKE + MODERN, ids=lambda m: str(m[0]["params"].get("protocolVersion",
-                                                                                               "modern")))
+@pytest.mark.parametrize("messages", HANDSHAKE + MODERN, ids=lambda m: str(m[1]["params"].get("protocolVersion")
+                                                                                   if len(m) > 2 else "modern"))
 def test_every_early_answer_is_the_sdks(messages: list[dict[str, Any]], tmp_path: Path) -> None:
     mine, theirs = _front(messages), _sdk(messages, tmp_path)
     assert all(answer is not None for answer in mine.values()), mine
