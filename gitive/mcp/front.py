@@ -52,6 +52,7 @@ class Front:
         self.lock = threading.Lock()  # one writer at a time on the wire
         self.sdk: threading.Thread | None = None
         self.broken: str | None = None  # why the SDK could not serve, once it failed
+        self.finishing = False  # stdin has closed: the SDK is expected to stop
         self.seq = 0
 
     def serve(self, wire_in: IO[bytes]) -> None:
@@ -110,9 +111,15 @@ class Front:
 
             serve_queue(self.repo, self.inbox, self.sent)
         except BaseException as exc:  # the SDK failed to load or crashed: say so to every caller
-            self.broken = f"gitive mcp could not serve: {type(exc).__name__}: {str(exc)[:200]}"
-            print(self.broken, file=sys.stderr)
-            self._refuse_all()
+            self._fail(f"gitive mcp could not serve: {type(exc).__name__}: {str(exc)[:200]}")
+            return
+        if not self.finishing:
+            self._fail("gitive mcp could not serve: its MCP server stopped before the client closed stdin")
+
+    def _fail(self, reason: str) -> None:
+        self.broken = reason
+        print(reason, file=sys.stderr)
+        self._refuse_all()
 
     def sent(self, message: dict[str, Any]) -> None:
         """A message from the SDK: a copy's answer is checked and dropped, anything else goes to the client."""
@@ -141,6 +148,7 @@ class Front:
     def finish(self) -> None:
         """stdin closed: wait for the answers owed (bounded), then let the SDK stop."""
         deadline = time.monotonic() + DRAIN_SECONDS
+        self.finishing = True
         with self.settled:
             while self.owed and not self.broken and (left := deadline - time.monotonic()) > 0:
                 self.settled.wait(min(left, 1.0))
