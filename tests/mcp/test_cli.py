@@ -57,3 +57,18 @@ async def test_the_gitive_mcp_command_serves_over_stdio(team: Team) -> None:
         found = await client.call_tool("get_lesson", {"id": team.session_lesson[:12]})
     assert names == TOOLS
     assert not found.is_error and found.structured_content["verified"]
+
+
+@needs_command
+@pytest.mark.anyio
+@pytest.mark.parametrize("args", [["mcp", "--repo", "{clone}"], ["mcp", "--repo={clone}"]])
+async def test_gitive_mcp_with_a_repo_serves_it_from_anywhere(team: Team, tmp_path: Path, args: list[str]) -> None:
+    """Cursor's global config starts ``gitive mcp --repo ${workspaceFolder}`` outside the project; the first form
+    goes straight to the front, the second through the CLI, and both serve the named repository."""
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=str(GITIVE), args=[a.format(clone=team.alice.clone) for a in args],
+                                   env=server_env(team.alice), cwd=str(tmp_path))
+    async with Client(params, read_timeout_seconds=60, mode="legacy") as client:
+        found = await client.call_tool("get_lesson", {"id": team.proto_lesson[:12]})
+    assert not found.is_error and found.structured_content["id"] == team.proto_lesson
