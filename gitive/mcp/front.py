@@ -34,6 +34,7 @@ from gitive.mcp import wire
 from gitive.mcp.schema import clean
 
 DRAIN_SECONDS = 120.0  # how long answers still in work may take after stdin closes
+HANDSHAKE_SECONDS = 0.5  # the SDK starts loading this long after the first early answer, at the latest
 MAX_LINE = 8 * 1024 * 1024  # bytes of one message
 PRIVATE = "gitive-front-"  # prefix of the ids the front gives the copies it hands on
 PARSE_ERROR, INVALID_REQUEST, INTERNAL_ERROR = -32700, -32600, -32603
@@ -51,6 +52,7 @@ class Front:
         self.settled = threading.Condition()
         self.lock = threading.Lock()  # one writer at a time on the wire
         self.sdk: threading.Thread | None = None
+        self.timer: threading.Timer | None = None
         self.broken: str | None = None  # why the SDK could not serve, once it failed
         self.finishing = False  # stdin has closed: the SDK is expected to stop
         self.seq = 0
@@ -80,10 +82,10 @@ class Front:
             self.seq += 1
             private = f"{PRIVATE}{self.seq}"
             self.copies[private] = result
-            message = {**message, "id": private}
+            self.hand_on({**message, "id": private}, start=message.get("method") == "tools/list")
         else:
             self._expect(message)
-        self.hand_on(message)
+            self.hand_on(message, start="id" in message)
         return None
 
     def _expect(self, message: dict[str, Any]) -> None:
@@ -96,14 +98,26 @@ class Front:
                 self.owed.discard(_key(params.get("requestId")) if isinstance(params, dict) else None)
                 self.settled.notify_all()
 
-    def hand_on(self, message: dict[str, Any]) -> None:
+    def hand_on(self, message: dict[str, Any], *, start: bool) -> None:
+        """Queue ``message`` for the SDK. The SDK starts loading once the handshake is over (the tool list
+        answered, or a request the front cannot answer), or :data:`HANDSHAKE_SECONDS` after the first message:
+        loading it at once would take CPU from the answers a harness is waiting for on a busy machine."""
         if self.broken:
             return self._refuse(message)
         self.inbox.put(message)
-        if self.sdk is None:
-            self.sdk = threading.Thread(target=self._run_sdk, name="gitive-mcp-sdk", daemon=True)
-            self.sdk.start()
+        if start:
+            self.start_sdk()
+        elif self.sdk is None and self.timer is None:
+            self.timer = threading.Timer(HANDSHAKE_SECONDS, self.start_sdk)
+            self.timer.daemon = True
+            self.timer.start()
         return None
+
+    def start_sdk(self, *, draining: bool = False) -> None:
+        with self.lock:  # the timer's thread and the reader may both get here
+            if self.sdk is None and (draining or not self.finishing):
+                self.sdk = threading.Thread(target=self._run_sdk, name="gitive-mcp-sdk", daemon=True)
+                self.sdk.start()
 
     def _run_sdk(self) -> None:
         try:
@@ -148,7 +162,11 @@ class Front:
     def finish(self) -> None:
         """stdin closed: wait for the answers owed (bounded), then let the SDK stop."""
         deadline = time.monotonic() + DRAIN_SECONDS
-        self.finishing = True
+        self.finishing = True  # from here on the timer starts nothing
+        if self.timer is not None:
+            self.timer.cancel()
+        if self.owed:
+            self.start_sdk(draining=True)
         with self.settled:
             while self.owed and not self.broken and (left := deadline - time.monotonic()) > 0:
                 self.settled.wait(min(left, 1.0))

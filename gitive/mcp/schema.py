@@ -10,7 +10,6 @@ be a megabyte). The tests hold it to the ``jsonschema`` library on generated val
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -149,6 +148,8 @@ def _check_object(schema: Mapping[str, Any], value: dict[str, Any], where: str) 
         if key in props:
             problem = check(props[key], item, _join(where, key))
         elif extra is False:
+            import difflib  # only for a misspelled argument
+
             near = difflib.get_close_matches(key, list(props), n=1)
             hint = f" (did you mean {near[0]}?)" if near else f" (known: {', '.join(props) or 'none'})"
             return f"unknown argument {_quote(key)}{hint}" if not where else f"{where} has no field {_quote(key)}"

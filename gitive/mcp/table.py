@@ -4,14 +4,14 @@ This table is the whole surface of ``gitive mcp``. The stdio front lists it befo
 server serves it, ``gitive mcp --tools`` prints it, and tests hold ``docs/mcp.md`` and the README to it. No
 tool approves, rejects or retracts a lesson, or changes the roster; read tools are read-only.
 
-Standard library only: handlers are named as ``"module:function"`` and imported at their first call, and each
+Standard library only (named tuples, not dataclasses, which would load ``inspect`` before the first answer):
+handlers are named as ``"module:function"`` and imported at their first call, and each
 is called as ``function(repo, **arguments)`` with the schema's defaults filled in.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from gitive.mcp import outputs
 from gitive.mcp.schema import Schema, arguments, array, boolean, integer, text
@@ -29,8 +29,7 @@ MAX_PERSON = 64
 MAX_MESSAGE = 64 * 1024  # records.MAX_MESSAGE_BODY (in UTF-8 bytes, checked when the message is built)
 
 
-@dataclass(frozen=True)
-class Hints:
+class Hints(NamedTuple):
     """MCP tool annotations. ``idempotent``: the same call again has no further effect."""
 
     read_only: bool
@@ -44,8 +43,7 @@ WRITE_ONCE = Hints(read_only=False, idempotent=True)  # the same call again retu
 WRITE_EACH = Hints(read_only=False, idempotent=False)  # every call writes one more record
 
 
-@dataclass(frozen=True)
-class Tool:
+class Tool(NamedTuple):
     name: str
     title: str
     call: str  # "module:function", called as function(repo, **arguments)

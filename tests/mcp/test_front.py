@@ -16,13 +16,16 @@ from typing import Any
 import pytest
 
 from testing import fixtures
-from testing.load import cpu_load
+from testing.load import bare_python_ms, cpu_load
 from tests.mcp.conftest import Team, server_env
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 CPU_TARGET_MS, WALL_TARGET_MS = 300, 1_000
+# Issue 18's load: 2 busy processes per core, where bare `python -c pass` takes 120-230 ms. When other work
+# makes the machine busier than that, the wall target scales with the same-run bare Python; CPU never does.
+BARE_AT_TARGET_LOAD_MS = 230
 
 
 def _call(ident: Any, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -135,7 +138,9 @@ def test_initialize_is_answered_within_its_budget_quiet_and_under_load(team: Tea
     env = server_env(team.alice)
     quiet = [_initialize_cost(team.alice.clone, env) for _ in range(3)]
     with cpu_load(per_core=2, seconds=120):
+        bare = statistics.median(bare_python_ms(5))
         loaded = [_initialize_cost(team.alice.clone, env) for _ in range(5)]
     for _, cpu in quiet + loaded:
         assert cpu <= CPU_TARGET_MS, (quiet, loaded)
-    assert statistics.median(w for w, _ in loaded) <= WALL_TARGET_MS, loaded
+    wall_target = WALL_TARGET_MS * max(1.0, bare / BARE_AT_TARGET_LOAD_MS)
+    assert statistics.median(w for w, _ in loaded) <= wall_target, (loaded, f"bare python {bare:.0f} ms")
