@@ -1,27 +1,32 @@
-"""Recall benchmark: ranking quality on a hard labelled set, against BM25 and substring baselines, and latency.
+"""Recall benchmark: ranking quality on two labelled sets, against BM25 and BM25 + files baselines, and latency.
 
-    .venv/bin/python benchmarks/recall.py                         # labelled set + 10,000 lessons
-    .venv/bin/python benchmarks/recall.py --model DIR             # also the dense backend (a model2vec model)
-    .venv/bin/python benchmarks/recall.py --total 0 --misses      # quality only, list the misses
-    .venv/bin/python benchmarks/recall.py --dense-files 50000     # with-file latency where files are cited densely
+    .venv/bin/python benchmarks/recall.py                         # both sets + 10,000 lessons, the default backend
+    .venv/bin/python benchmarks/recall.py --model off             # lexical only
+    .venv/bin/python benchmarks/recall.py --model DIR             # another dense model (a model2vec directory)
+    .venv/bin/python benchmarks/recall.py --set blind --total 0 --misses   # one set, quality only, the misses
+    .venv/bin/python benchmarks/recall.py --rebuild-index         # also time the lexical index build from git
 
 What it does:
 
-1. Labelled set (``data/recall_hard.yaml``, cached as a hive): a bare remote and a clone holding every cited
-   file, one commit per lesson whose evidence is a commit, a team founded with ``gitive init``, then every
-   lesson written through the real ``propose`` (in its own project: the clone's ``origin`` is pointed at each
-   sibling project's URL in turn, so project ids differ) and approved through ``review``. Older versions are
-   superseded, a few lessons stay proposed. Each lesson gets a fixed age.
-2. Quality: every question through ``gitive.lessons.recall.search`` in its project, on the dev and the test
-   split separately (weights were tuned on dev; quote test). Modes: the question alone; with its files; with
-   its files and the rephrasings an agent would pass (the lexical path); the same with the dense backend
-   when ``--model`` is given. Baselines in the same run: Beacon's substring recall (every term a substring,
-   newest first), plain BM25 over text, applicability and tags (FTS5, porter), and BM25 plus file overlap.
-   recall@5 and MRR over the first ten; recall@5 per question shape on test.
-3. Scale (cached): the labelled hive grown to ``--total`` lessons with synthetic ones written as ``propose``
-   writes them (signed log entries; their bodies in one body-store write, because the flat body store of
-   this version rewrites every body on each put). Search latency in-process on a warm connection, quality
-   again, the index size per lesson (and without the ``entries`` table of raw envelopes).
+1. Labelled sets: ``data/recall_hard.yaml`` (lessons and questions by one author, with rephrasings) and the
+   blind set (``data/recall_blind_lessons.yaml``, with questions in ``data/recall_blind_questions.yaml`` by a
+   writer who saw only a one-line summary of each lesson; split dev/test at random with ``SPLIT_SEED``). Each
+   is cached as a hive: a bare remote and a clone holding every cited file, one commit per lesson whose
+   evidence is a commit, a team founded with ``gitive init``, then every lesson written through the real
+   ``propose`` (in its own project: the clone's ``origin`` is pointed at each project's URL in turn) and
+   approved through ``review``. Older versions are superseded, a few lessons stay proposed.
+2. Quality: every question through ``gitive.lessons.recall.search`` in its project, dev and test apart (the
+   weights were tuned on dev; quote test). Modes: the question alone; with its files and its session context
+   (branch, changed files, commit subjects: the blind set's task-start questions); with the rephrasings too
+   (the hard set has them); the same with the dense backend. Baselines in the same run: plain BM25 over text,
+   applicability and tags (FTS5, porter), and BM25 plus file overlap. recall@5, MRR and hit@1 over the first
+   ten, per category (paraphrase, low word overlap, task start, applicability, superseded, error paste,
+   sibling project, busy files, at most one shared word), and both sets side by side.
+3. Dense build: every shown lesson embedded afresh, timed against the lexical index build from git when
+   ``--rebuild-index`` times it in the same run.
+4. Scale (cached): the hard hive grown to ``--total`` lessons with synthetic ones written as ``propose``
+   writes them. Search latency in-process on a warm connection (wall and CPU), quality again, the index size
+   per lesson.
 """
 
 from __future__ import annotations
@@ -46,28 +51,67 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common as c
 
-DATA = Path(__file__).resolve().parent / "data" / "recall_hard.yaml"
-FORMAT_VERSION = 4  # bump when the data set or how it is written changes, so old caches are not reused
+HERE = Path(__file__).resolve().parent / "data"
+# Each labelled set: its lessons (and questions, when in the same file), and its questions' file when apart.
+SETS = {"hard": (HERE / "recall_hard.yaml", None),
+        "blind": (HERE / "recall_blind_lessons.yaml", HERE / "recall_blind_questions.yaml")}
+SPLIT_SEED = 20  # the blind set's dev/test split: drawn once with this seed, before any result was looked at
+FORMAT_VERSION = 5  # bump when the data set or how it is written changes, so old caches are not reused
 DAY_MS = 86_400_000
 TOP = 10
-SHAPES = ("paraphrase", "task", "sibling", "crowded", "error")
+# Question categories, the same names for both sets. The hard set's shapes map onto them (task ->
+# task_start, error -> error_paste, its recounted paraphrase -> low_overlap); "superseded" is also given to a
+# hard-set question whose answer replaced an older lesson; "few_shared" is recounted for every question.
+CATEGORIES = ("paraphrase", "low_overlap", "task_start", "applicability", "superseded", "error_paste", "sibling",
+              "crowded", "few_shared")
+_HARD_SHAPES = {"task": "task_start", "error": "error_paste", "paraphrase": "low_overlap", "sibling": "sibling",
+                "crowded": "crowded"}
 BASELINE = "baseline: plain BM25"  # one FTS5 statement over an in-memory table of the same lessons
 
 
 # ----------------------------------------------------------------------------------------------- the set
 
 
-def load(path: Path) -> dict[str, Any]:
-    """The set, with each question's ``paraphrase`` shape recomputed (never taken on trust from the file)."""
+def load(path: Path, questions: Path | None = None) -> dict[str, Any]:
+    """A set, with every question's categories (``cats``) and split; the shared-word count is recounted,
+    never taken on trust from the file. A set whose questions come apart (the blind set) is split dev/test at
+    random with ``SPLIT_SEED``, half each."""
     data = yaml.safe_load(path.read_text())
+    if questions is not None:
+        data["questions"] = yaml.safe_load(questions.read_text())["questions"]
+        _split(data["questions"])
     lessons = {lesson["key"]: lesson for lesson in data["lessons"]}
+    replaced = {x["replaced_by"] for x in data["lessons"] if x.get("replaced_by")}
     for q in data["questions"]:
-        if q["answer"] not in lessons:
-            raise SystemExit(f"question {q['q']!r} answers unknown lesson {q['answer']}")
-        shapes = [s for s in q.get("shape", []) if s != "paraphrase"]
-        q["shape"] = shapes + (["paraphrase"] if len(_shared(q, lessons[q["answer"]])) <= 1 else [])
+        for key in [q["answer"], *q.get("also", [])]:
+            if key not in lessons:
+                raise SystemExit(f"question {q['q']!r} answers unknown lesson {key}")
+        q["cats"] = _categories(q, lessons[q["answer"]], replaced)
+        q.setdefault("shape", q["cats"])
     data["digest"] = _digest(data["lessons"])
     return data
+
+
+def _split(questions: list[dict[str, Any]]) -> None:
+    import random
+
+    order = list(range(len(questions)))
+    random.Random(SPLIT_SEED).shuffle(order)
+    for rank, n in enumerate(order):
+        questions[n]["split"] = "dev" if rank < len(order) // 2 else "test"
+
+
+def _categories(q: dict[str, Any], lesson: dict[str, Any], replaced: set[str]) -> list[str]:
+    given = q.get("category", [])
+    cats = [given] if isinstance(given, str) else list(given)
+    cats += [_HARD_SHAPES[s] for s in q.get("shape", []) if s in _HARD_SHAPES and s != "paraphrase"]
+    if "category" not in q and len(_shared(q, lesson)) <= 1:
+        cats.append("low_overlap")
+    if "category" not in q and q["answer"] in replaced:
+        cats.append("superseded")
+    if len(_shared(q, lesson)) <= 1:
+        cats.append("few_shared")
+    return [c for c in CATEGORIES if c in cats]
 
 
 def _digest(lessons: list[dict[str, Any]]) -> str:
@@ -113,7 +157,7 @@ def _commit(work: Path, paths: list[str], message: str) -> str:
 
 
 def _project_url(data: dict[str, Any], lesson: dict[str, Any]) -> str:
-    return data["projects"][lesson.get("project", "storefront")]
+    return data["projects"][lesson.get("project", next(iter(data["projects"])))]
 
 
 def write_labelled(work: Path, data: dict[str, Any], stamps: dict[str, int]) -> dict[str, str]:
@@ -148,7 +192,7 @@ def write_labelled(work: Path, data: dict[str, Any], stamps: dict[str, int]) -> 
                 os.environ["GITIVE_NOW_MS"] = str(stamps[lesson["key"]] + 60_000)
                 review(hive, conn, made.id, approved=True, note="benchmark", signer=signer)
     os.environ.pop("GITIVE_NOW_MS", None)
-    c.git("remote", "set-url", "origin", data["projects"]["storefront"], cwd=work)
+    c.git("remote", "set-url", "origin", next(iter(data["projects"].values())), cwd=work)
     return ids
 
 
@@ -286,14 +330,15 @@ def shared_words(data: dict[str, Any]) -> tuple[float, float]:
     return plain / len(data["questions"]), with_symptoms / len(data["questions"])
 
 
-def rank(found: list[str], relevant: str) -> int | None:
-    return found.index(relevant) + 1 if relevant in found[:TOP] else None
+def rank(found: list[str], relevant: set[str]) -> int | None:
+    return next((n for n, lesson in enumerate(found[:TOP], 1) if lesson in relevant), None)
 
 
 def summarize(ranks: list[int | None]) -> dict[str, float]:
     n = max(1, len(ranks))
     return {"recall@5": sum(1 for r in ranks if r is not None and r <= 5) / n,
-            "mrr": sum(1 / r for r in ranks if r is not None) / n, "n": len(ranks)}
+            "mrr": sum(1 / r for r in ranks if r is not None) / n,
+            "hit@1": sum(1 for r in ranks if r == 1) / n, "n": len(ranks)}
 
 
 def project_ids(data: dict[str, Any]) -> dict[str, str]:
@@ -303,79 +348,107 @@ def project_ids(data: dict[str, Any]) -> dict[str, str]:
     return {name: blake3_hex(normalize_url(url).encode()) for name, url in data["projects"].items()}
 
 
+LEXICAL = "gitive lexical: + files + context + rephrasings"  # the lexical path's headline
+DENSE = "gitive dense: + files + context + rephrasings"
+BM25_FILES = "BM25 + files"
+
+
 def modes(backend: Any) -> list[tuple[str, dict[str, Any]]]:
-    """(label, how) for every gitive mode measured; the last lexical one is the lexical path's headline."""
-    out = [("gitive lexical: question", {"files": False, "re": False}),
-           ("gitive lexical: + files", {"files": True, "re": False}),
-           ("gitive lexical: + files + rephrasings", {"files": True, "re": True})]
+    """(label, how) for every gitive mode measured. "context" is the session's own (branch, changed files,
+    commit subjects) where a question gives one: the blind set's task-start questions."""
+    out = [("gitive lexical: question", {"files": False, "re": False, "ctx": False}),
+           ("gitive lexical: + files + context", {"files": True, "re": False, "ctx": True}),
+           (LEXICAL, {"files": True, "re": True, "ctx": True})]
     if backend is not None:
-        out += [("gitive dense: + files", {"files": True, "re": False, "dense": True}),
-                ("gitive dense: + files + rephrasings", {"files": True, "re": True, "dense": True})]
+        out += [("gitive dense: + files + context", {"files": True, "re": False, "ctx": True, "dense": True}),
+                (DENSE, {"files": True, "re": True, "ctx": True, "dense": True})]
     return out
 
 
+def session_context(q: dict[str, Any]) -> Any:
+    from gitive.lessons.recall_context import SessionContext
+
+    given = q.get("context") or {}
+    return SessionContext(branch=given.get("branch", ""), changed=tuple(given.get("changed", [])),
+                          commits=tuple(given.get("commits", []))) if given else None
+
+
+Ranks = dict[str, dict[str, list[tuple[dict[str, Any], int | None]]]]
+
+
 def quality(conn: sqlite3.Connection, data: dict[str, Any], ids: dict[str, str], backend: Any
-            ) -> tuple[dict[str, dict[str, list[tuple[dict[str, Any], int | None]]]], list[str]]:
-    """Ranks per mode and split, and the misses of the lexical headline mode."""
+            ) -> tuple[Ranks, list[str]]:
+    """Ranks per mode and split, and the misses of the headline modes."""
     from gitive.lessons.recall import search
 
     pids = project_ids(data)
     hidden = {ids[x["key"]] for x in data["lessons"] if x.get("state") in ("proposed", "superseded")}
     plain = PlainBM25(conn)
-    out: dict[str, dict[str, list[tuple[dict[str, Any], int | None]]]] = {}
+    out: Ranks = {}
     misses = []
 
     def record(mode: str, q: dict[str, Any], found: list[str]) -> int | None:
         assert not hidden & set(found), f"a superseded or proposed lesson was returned for {q['q']!r}"
-        r = rank(found, ids[q["answer"]])
+        r = rank(found, {ids[k] for k in [q["answer"], *q.get("also", [])]})
         out.setdefault(mode, {}).setdefault(q["split"], []).append((q, r))
         return r
 
     for q in data["questions"]:
         files = list(q.get("files", []))
-        record("substring (Beacon)", q, beacon_baseline(conn, q["q"]))
-        # Beacon's recall skill tells the agent to search two or three words: its rephrasings, in turn
-        found = list(dict.fromkeys(x for r in q.get("re", []) for x in beacon_baseline(conn, r)))
-        record("substring (Beacon), rephrasings", q, found)
         record("BM25", q, plain.search(q["q"], files, use_files=False))
-        record("BM25 + files", q, plain.search(q["q"], files, use_files=True))
+        record(BM25_FILES, q, plain.search(q["q"], files, use_files=True))
         for label, how in modes(backend):
-            found = [r["id"] for r in search(
-                conn, q["q"], files=files if how["files"] else [], project=pids[q["in"]], limit=TOP,
-                rephrasings=q.get("re", []) if how["re"] else (), semantic=backend if how.get("dense") else None)]
-            r = record(label, q, found)
-            if label == "gitive lexical: + files + rephrasings" and (r or 99) > 5:
-                first = search(conn, q["q"], files=files, project=pids[q["in"]], limit=1, rephrasings=q.get("re", []))
-                misses.append(f"[{q['split']}] {q['answer']}: rank {r or '>10'} for {q['q']!r}; first: "
-                              + (f"{first[0]['text'][:60]!r}" if first else "nothing"))
+            kwargs = {"files": files if how["files"] else [], "project": pids[q["in"]], "limit": TOP,
+                      "rephrasings": q.get("re", []) if how["re"] else (),
+                      "semantic": backend if how.get("dense") else None,
+                      "context": session_context(q) if how["ctx"] else None}
+            found = search(conn, q["q"], **kwargs)
+            r = record(label, q, [x["id"] for x in found])
+            if label in (LEXICAL, DENSE) and (r or 99) > 1:
+                first = found[0]["text"][:60] if found else "nothing"
+                misses.append(f"[{q['split']}] {label.split(':')[0]} {q['answer']}: rank {r or '>10'} for "
+                              f"{q['q']!r}; first: {first!r}")
     return out, misses
 
 
-def print_quality(title: str, found: dict[str, dict[str, list[tuple[dict[str, Any], int | None]]]]) -> None:
+def print_quality(title: str, found: Ranks) -> dict[str, dict[str, dict[str, float]]]:
+    """The table of every mode on dev and test, the targets, and test per category; returns test figures
+    per mode and category (``"all"`` for every question) for the side-by-side table."""
     print(f"\n{title}")
-    print(f"  {'mode':40} {'dev recall@5':>13} {'dev MRR':>8} {'test recall@5':>14} {'test MRR':>9}")
+    print(f"  {'mode':47} {'dev r@5':>8} {'MRR':>6} {'hit@1':>6}   {'test r@5':>8} {'MRR':>6} {'hit@1':>6}")
     for mode, splits in found.items():
-        dev, test = summarize([r for _, r in splits.get("dev", [])]), summarize([r for _, r in splits.get("test", [])])
-        print(f"  {mode:40} {dev['recall@5']:13.3f} {dev['mrr']:8.3f} {test['recall@5']:14.3f} {test['mrr']:9.3f}")
-    base = {m: summarize([r for _, r in found[m]["test"]])["recall@5"] for m in ("BM25 + files", "substring (Beacon)")}
-    lexical = summarize([r for _, r in found["gitive lexical: + files + rephrasings"]["test"]])["recall@5"]
+        dev, test = (summarize([r for _, r in splits.get(s, [])]) for s in ("dev", "test"))
+        print(f"  {mode:47} {dev['recall@5']:8.3f} {dev['mrr']:6.3f} {dev['hit@1']:6.3f}   "
+              f"{test['recall@5']:8.3f} {test['mrr']:6.3f} {test['hit@1']:6.3f}")
+    test_of = {m: summarize([r for _, r in found[m]["test"]]) for m in found}
+    lexical = test_of[LEXICAL]["recall@5"]
     print(f"  lexical path on test: recall@5 {lexical:.3f} [target >= 0.85: {c.target(lexical >= 0.85)}]; "
-          f"{lexical / base['BM25 + files']:.2f}x BM25 + files, "
-          + (f"{lexical / base['substring (Beacon)']:.1f}x substring" if base["substring (Beacon)"] else
-             "substring recall@5 is 0"))
-    dense = found.get("gitive dense: + files + rephrasings")
-    if dense:
-        figure = summarize([r for _, r in dense["test"]])["recall@5"]
+          f"{lexical / max(test_of[BM25_FILES]['recall@5'], 1e-9):.2f}x BM25 + files")
+    if DENSE in test_of:
+        figure = test_of[DENSE]["recall@5"]
         print(f"  dense path on test: recall@5 {figure:.3f} [target >= 0.90: {c.target(figure >= 0.90)}]")
-    print("  test recall@5 by question shape (a question can have several):")
-    for mode in ("BM25 + files", "gitive lexical: + files + rephrasings", "gitive dense: + files + rephrasings"):
+    table: dict[str, dict[str, dict[str, float]]] = {}
+    print("  test by category (recall@5 / hit@1 (questions)); a question can be in several:")
+    for mode in (BM25_FILES, LEXICAL, DENSE):
         if mode not in found:
             continue
+        table[mode] = {"all": test_of[mode]}
         parts = []
-        for shape in SHAPES:
-            ranks = [r for q, r in found[mode]["test"] if shape in q["shape"]]
-            parts.append(f"{shape} {summarize(ranks)['recall@5']:.2f} ({len(ranks)})")
-        print(f"    {mode:40} " + ", ".join(parts))
+        for cat in CATEGORIES:
+            ranks = [r for q, r in found[mode]["test"] if cat in q["cats"]]
+            if ranks:
+                table[mode][cat] = summarize(ranks)
+                parts.append(f"{cat} {table[mode][cat]['recall@5']:.2f}/{table[mode][cat]['hit@1']:.2f} ({len(ranks)})")
+        print(f"    {mode:47} " + ", ".join(parts))
+    if DENSE in table:
+        worse = [cat for cat, fig in table[DENSE].items() if fig["hit@1"] < table[LEXICAL][cat]["hit@1"] - 1e-9]
+        print(f"  dense hit@1 no worse than lexical in every category [target: "
+              f"{c.target(not worse)}]" + (f": worse in {', '.join(worse)}" if worse else ""))
+    task = table[LEXICAL].get("task_start")
+    if task:
+        best = max(task["recall@5"], table.get(DENSE, {}).get("task_start", task)["recall@5"])
+        print(f"  task-start recall@5 on test {best:.3f} [target >= 0.75: {c.target(best >= 0.75)}]")
+    return table
 
 
 def latency(conn: sqlite3.Connection, data: dict[str, Any], rounds: int, backend: Any
@@ -394,9 +467,9 @@ def latency(conn: sqlite3.Connection, data: dict[str, Any], rounds: int, backend
             plain.search(q["q"], [], use_files=False)
             out[BASELINE].append((time.perf_counter() - start, time.thread_time() - start_cpu))
             for mode in [m for m in out if m != BASELINE]:
-                kwargs: dict[str, Any] = {"project": pids[q["in"]], "limit": TOP}
+                kwargs: dict[str, Any] = {"project": pids[q["in"]], "limit": TOP, "semantic": None}
                 if mode != "question only":
-                    kwargs.update(files=q.get("files", []), rephrasings=q.get("re", []))
+                    kwargs.update(files=q.get("files", []), rephrasings=q.get("re", []), context=session_context(q))
                 if mode.startswith("dense"):
                     kwargs["semantic"] = backend
                 start, start_cpu = time.perf_counter(), time.thread_time()
@@ -548,37 +621,42 @@ def opened(path: Path) -> Iterator[tuple[Any, sqlite3.Connection]]:
 
 
 def backend_for(model: str | None) -> Any:
-    if not model:
-        return None
-    from gitive.lessons.semantic import Backend
+    """The dense backend to measure: ``model`` by name, or (None) the one gitive would use unconfigured."""
+    from gitive.lessons import semantic
 
-    backend = Backend(model)
+    if model is None:
+        model = semantic.configured(None)
+    if not model or model.lower() in semantic.OFF:
+        return None
+    backend = semantic.Backend(model)
     if backend.model() is None:
         raise SystemExit(backend.problem)
     return backend
 
 
 def measure(path: Path, meta: dict[str, Any], data: dict[str, Any], title: str, args: argparse.Namespace,
-            backend: Any, quality_too: bool = True) -> None:
+            backend: Any, quality_too: bool = True) -> dict[str, Any]:
+    lexical_build = None
     if args.rebuild_index:
         for old in (path / "work" / ".git" / "gitive").glob("index.sqlite*"):
             old.unlink()
         start = time.perf_counter()
         with opened(path):
             pass
-        print(f"  index rebuilt from git in {time.perf_counter() - start:.1f} s")
+        lexical_build = time.perf_counter() - start
+        print(f"  lexical index rebuilt from git in {lexical_build:.1f} s")
+    table: dict[str, Any] = {}
     with opened(path) as (hive, conn):
         counts = dict(conn.execute("SELECT state, count(*) FROM lesson_status GROUP BY state").fetchall())
         if backend is not None:
-            start = time.perf_counter()
-            done = backend.rankings(conn, ["warm up"], 1) and 0
-            print(f"  dense vectors brought up to date in {time.perf_counter() - start:.1f} s{done or ''}")
+            dense_build(conn, backend, lexical_build)
         if quality_too:
             found, misses = quality(conn, data, meta["ids"], backend)
-            print_quality(f"{title}: {meta['lessons']:,} lessons ({', '.join(f'{n:,} {s}' for s, n in counts.items())}), "
-                          f"{len(data['questions'])} questions", found)
+            table = print_quality(f"{title}: {meta['lessons']:,} lessons "
+                                  f"({', '.join(f'{n:,} {s}' for s, n in counts.items())}), "
+                                  f"{len(data['questions'])} questions", found)
             if args.misses:
-                print("  outside the first five (lexical: files + rephrasings):")
+                print("  not first (headline modes):")
                 for miss in misses:
                     print(f"    {miss}")
         if args.rounds:
@@ -586,43 +664,95 @@ def measure(path: Path, meta: dict[str, Any], data: dict[str, Any], title: str, 
                   f"{args.rounds} rounds):")
             print_latency(latency(conn, data, args.rounds, backend))
         index_size(conn, hive.index_path, meta["lessons"])
+    return table
+
+
+def dense_build(conn: sqlite3.Connection, backend: Any, lexical_build: float | None) -> None:
+    """Embed every shown lesson afresh (the stored vectors of this model dropped first) and say how long it
+    took, against the lexical index build from git when that was timed in the same run."""
+    from gitive.lessons import semantic
+
+    key = backend.key
+    conn.execute("DELETE FROM lesson_vectors WHERE model = ?", (key,))
+    conn.execute("DELETE FROM meta WHERE key = ?", (f"vectors:{key}",))
+    start = time.perf_counter()
+    made = semantic.update(conn, backend, key)
+    took = time.perf_counter() - start
+    line = f"  dense vectors for {made:,} lessons built in {took:.2f} s ({backend.name})"
+    if lexical_build:
+        line += (f"; {took / lexical_build:.2f}x the lexical build, lexical + dense "
+                 f"{(lexical_build + took) / lexical_build:.2f}x [target <= 2x: "
+                 f"{c.target((lexical_build + took) / lexical_build <= 2)}]")
+    print(line)
+
+
+def side_by_side(tables: dict[str, dict[str, Any]]) -> None:
+    """Test figures of both sets in one table: recall@5, MRR and hit@1 per category, for BM25 + files, the
+    lexical path and the dense path."""
+    print("\nboth sets side by side (test split): recall@5 / MRR / hit@1 (questions)")
+    columns = [(name, mode) for name in tables for mode in (BM25_FILES, LEXICAL, DENSE) if mode in tables[name]]
+    short = {BM25_FILES: "BM25+files", LEXICAL: "lexical", DENSE: "dense"}
+    print(f"  {'category':14}" + "".join(f" {name + ' ' + short[mode]:>26}" for name, mode in columns))
+    for cat in ("all", *CATEGORIES):
+        cells = []
+        for name, mode in columns:
+            fig = tables[name][mode].get(cat)
+            cells.append(f"{fig['recall@5']:.2f} / {fig['mrr']:.2f} / {fig['hit@1']:.2f} ({fig['n']:>3})"
+                         if fig else "-")
+        if any(cell != "-" for cell in cells):
+            print(f"  {cat:14}" + "".join(f" {cell:>26}" for cell in cells))
+
+
+def labelled_hive(args: argparse.Namespace, name: str, data: dict[str, Any]) -> tuple[Path, dict[str, Any]]:
+    path = args.cache / f"recall-v{FORMAT_VERSION}-{name}-labelled"
+    with c.step(f"{name} labelled hive ({path})"):
+        meta = load_or_build(path, lambda: build_labelled(path, data), args.regenerate, data["digest"])
+    plain, with_symptoms = shared_words(data)
+    print(f"\nlabelled set {name}: {meta['lessons']} lessons written through propose/review in "
+          f"{meta['write_seconds']} s; {len(data['questions'])} questions "
+          f"({sum(q['split'] == 'dev' for q in data['questions'])} dev, "
+          f"{sum(q['split'] == 'test' for q in data['questions'])} test); "
+          f"{plain:.0%} share at most one content word with the lesson they need ({with_symptoms:.0%} counting "
+          "its symptoms)")
+    return path, meta
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, default=DATA, help="the labelled set (YAML)")
+    parser.add_argument("--set", choices=[*SETS, "both"], default="both", help="which labelled set(s)")
     parser.add_argument("--total", type=int, default=10_000, help="lessons in the scale run (0: skip it)")
     parser.add_argument("--dense-files", type=int, default=0,
                         help="also a run at this many lessons citing three files each (issue 9: 50000)")
-    parser.add_argument("--model", help="a model2vec model (directory or hub name) for the dense backend")
+    parser.add_argument("--model", default=None,
+                        help="the dense backend: 'wordllama' (the packaged model), a model2vec directory, or "
+                             "'off'; default: what gitive uses when nothing is configured")
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "gitive-bench",
                         help="where generated hives are cached (default: $TMPDIR/gitive-bench)")
     parser.add_argument("--regenerate", action="store_true", help="rebuild the cached hives")
     parser.add_argument("--rounds", type=int, default=3, help="latency rounds over all questions")
-    parser.add_argument("--misses", action="store_true", help="list the questions ranked outside the first five")
+    parser.add_argument("--misses", action="store_true", help="list the questions the headline modes miss")
     parser.add_argument("--rebuild-index", action="store_true",
-                        help="build each hive's index again from git before measuring (else a cached index is "
-                             "migrated in place)")
+                        help="build each hive's index again from git before measuring (timed; else a cached "
+                             "index is migrated in place)")
     args = parser.parse_args(argv)
 
-    data = load(args.data)
+    names = list(SETS) if args.set == "both" else [args.set]
+    sets = {name: load(*SETS[name]) for name in names if SETS[name][1] is None or SETS[name][1].exists()}
     args.cache.mkdir(parents=True, exist_ok=True)
     c.hermetic_git(args.cache / "env")
     backend = backend_for(args.model)
-    labelled = args.cache / f"recall-v{FORMAT_VERSION}-labelled"
-    with c.step(f"labelled hive ({labelled})"):
-        meta = load_or_build(labelled, lambda: build_labelled(labelled, data), args.regenerate, data["digest"])
-    plain, with_symptoms = shared_words(data)
-    print(f"gitive recall benchmark; {c.load()}")
-    print(f"labelled set {args.data.name}: {meta['lessons']} lessons written through propose/review in "
-          f"{meta['write_seconds']} s; {len(data['questions'])} questions "
-          f"({sum(q['split'] == 'dev' for q in data['questions'])} dev, "
-          f"{sum(q['split'] == 'test' for q in data['questions'])} test)")
-    print(f"questions sharing at most one content word with the lesson they need: {plain:.0%} of its text, "
-          f"applicability and tags [target >= 50%: {c.target(plain >= 0.5)}]; {with_symptoms:.0%} counting "
-          "its symptoms too")
-    measure(labelled, meta, data, "quality at the labelled set", args, backend)
+    print(f"gitive recall benchmark; {c.load()}; dense backend: {backend.name if backend else 'none'}")
+    tables = {}
+    for name, data in sets.items():
+        path, meta = labelled_hive(args, name, data)
+        tables[name] = measure(path, meta, data, f"quality at the {name} set", args, backend)
+    if len(tables) > 1:
+        side_by_side(tables)
+    data = sets.get("hard") or load(*SETS["hard"])
+    labelled = args.cache / f"recall-v{FORMAT_VERSION}-hard-labelled"
+    if args.total or args.dense_files:
+        load_or_build(labelled, lambda: build_labelled(labelled, data), args.regenerate, data["digest"])
     for total, dense_files in ((args.total, False), (args.dense_files, True)):
         if not total:
             continue
@@ -633,7 +763,7 @@ def main(argv: list[str] | None = None) -> int:
                                 args.regenerate, data["digest"])
         what = "three cited files each, 1,500 files" if dense_files else "one cited file each, a tenth on busy files"
         print(f"\nscale set: {big['synthetic']:,} synthetic lessons ({what}) written in {big['write_seconds']} s")
-        measure(args.cache / name, big, data, f"at {total:,} lessons", args, backend)
+        measure(args.cache / name, big, data, f"hard set at {total:,} lessons", args, backend)
     print(f"\nmachine: {c.load()} after the runs")
     return 0
 

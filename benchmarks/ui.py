@@ -155,9 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.cache.mkdir(parents=True, exist_ok=True)
     c.hermetic_git(args.cache / "env")
-    labelled = args.cache / f"recall-v{recall.FORMAT_VERSION}-labelled"
+    labelled = args.cache / f"recall-v{recall.FORMAT_VERSION}-hard-labelled"
     scale = args.cache / f"recall-v{recall.FORMAT_VERSION}-scale-{args.total}"
-    data = recall.load(recall.DATA)
+    data = recall.load(*recall.SETS["hard"])
     with c.step(f"labelled hive ({labelled})"):
         recall.load_or_build(labelled, lambda: recall.build_labelled(labelled, data), False, data["digest"])
     with c.step(f"scale hive ({scale})"):

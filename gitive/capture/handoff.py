@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from gitive.capture import events
-from gitive.capture.redact import redact_text
+from gitive.capture.redact import MARK, redact_text
 
 MAX_BYTES = 48 * 1024
 REQUEST_CHARS = 800
@@ -133,7 +133,43 @@ def brief(session: str, found: Iterable[dict[str, Any]] | None = None) -> str:
         kept.insert(0, s)
         budget -= size
     body = "\n".join(head) + ("## Last steps\n\n" + "\n\n".join(kept) + "\n\n" if kept else "") + CLOSING
-    return body
+    return scrub_detected(body)
+
+
+# detect-secrets' detectors of known credential formats and keyword assignments; not its entropy detectors,
+# which flag ordinary words in prose (and not public IP addresses, which are no secret)
+_DETECTORS = ("AWSKeyDetector", "ArtifactoryDetector", "AzureStorageKeyDetector", "BasicAuthDetector",
+              "CloudantDetector", "DiscordBotTokenDetector", "GitHubTokenDetector", "GitLabTokenDetector",
+              "IbmCloudIamDetector", "IbmCosHmacDetector", "JwtTokenDetector", "KeywordDetector", "MailchimpDetector",
+              "NpmDetector", "OpenAIDetector", "PrivateKeyDetector", "PypiTokenDetector", "SendGridDetector",
+              "SlackDetector", "SoftlayerDetector", "SquareOAuthDetector", "StripeDetector",
+              "TelegramBotTokenDetector", "TwilioKeyDetector")
+
+
+def scrub_detected(text: str) -> str:
+    """``text`` with what a maintained detector (detect-secrets) finds replaced by ``[REDACTED]``, on top of
+    gitive's own patterns (which the event log already applied): a brief leaves the machine when it is sent."""
+    from detect_secrets.core.scan import scan_line
+    from detect_secrets.settings import transient_settings
+
+    out = []
+    with transient_settings({"plugins_used": [{"name": name} for name in _DETECTORS]}):
+        for line in redact_text(text).split("\n"):
+            for found in scan_line(line):
+                if found.secret_value and len(found.secret_value) >= 4:
+                    line = line.replace(found.secret_value, MARK)
+            out.append(line)
+    return "\n".join(out)
+
+
+def strip_marker(text: str) -> tuple[str, dict[str, str] | None]:
+    """``text`` without the handoff marker that ends it (a brief sent again carries one), and that marker's
+    fields; the marker is not checked here (:func:`verify_marker` does), only recognised."""
+    found = _MARKER.search(text)
+    if found is None:
+        return text, None
+    machine, session, digest = found.groups()[:3]
+    return text[:found.start()].rstrip("\n") + "\n", {"from": machine, "session": session, "brief": digest}
 
 
 def write_local(text: str, directory: Path, name: str) -> Path:

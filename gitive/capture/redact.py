@@ -38,11 +38,28 @@ _PATTERNS = [
 ]
 
 
+# a secret said in words, as people type it to an agent: "my password is hunter2", "the staging pw was x1!",
+# "our API key for the sandbox is sk...": the next word, when it looks like one (a digit or a sign in it, or
+# both cases, or quoted), so "the token is expired" keeps its meaning
+_SAID = re.compile(r"(?i)\b((?:pass(?:word|phrase)?|pw|pwd|passcode|pin|secret|token|api[ _-]?key|access[ _-]?key)"
+                   r"(?:\s+(?:for|of|to|on)\s+(?:the\s+)?[\w.\-/]+)?(?:\s*[:=]\s*|\s+(?:is|was)\s+))"
+                   r"(\"[^\"]+\"|'[^']+'|\S+?)([.,;)]?)(?=\s|$)")
+
+
+def _said(m: re.Match[str]) -> str:
+    value = m.group(2)
+    quoted = value[:1] in "\"'"
+    if quoted or re.search(r"[^A-Za-z]", value) or (value != value.lower() and value != value.upper()):
+        return m.group(1) + MARK + m.group(3)
+    return m.group(0)
+
+
 def redact_text(text: str) -> str:
     """Replace every secret the patterns recognise in ``text`` with ``[REDACTED]``."""
     for pattern in _PATTERNS[:-1]:
         text = pattern.sub(MARK, text)
-    return _PATTERNS[-1].sub(lambda m: f"{m.group(1)}{m.group(2)}{MARK}", text)
+    text = _PATTERNS[-1].sub(lambda m: f"{m.group(1)}{m.group(2)}{MARK}", text)
+    return _SAID.sub(_said, text)
 
 
 def redact(value: Any, key: str = "") -> Any:

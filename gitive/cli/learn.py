@@ -91,8 +91,8 @@ def _list(thresholds: Any, as_json: bool, rebuild: bool) -> int:
         stored = store.scores(conn, gate.RUBRIC_HASH)
         passing = set(gate.candidates(conn, thresholds))
     rows = [{"id": d["id"], "kind": d["kind"], "state": d["state"], "candidate": d["id"] in passing,
-             "scores": stored.get(d["id"]), "text": d["text"], "writer": d["writer"], "files": d["files"]}
-            for d in drafts]
+             "scores": stored.get(d["id"]), "text": d["text"], "writer": d["writer"], "files": d["files"],
+             **_grounds(d)} for d in drafts]
     if as_json:
         emit_json({"rubric": gate.RUBRIC_HASH, "thresholds": thresholds._asdict(), "drafts": rows})
         return 0
@@ -110,6 +110,16 @@ def _list(thresholds: Any, as_json: bool, rebuild: bool) -> int:
     return 0
 
 
+def _grounds(draft: dict[str, Any]) -> dict[str, Any]:
+    """What a draft rests on, for the listing: its evidence, the error line it quotes (or the person's words),
+    the failing test and command, and the verified lesson that already says it."""
+    detail = draft.get("detail") or {}
+    return {"lesson_kind": draft.get("lesson_kind", ""), "evidence": draft["evidence"],
+            "error_line": detail.get("error_line", ""), "failing_test": detail.get("test", ""),
+            "command": detail.get("command", ""), "quote": detail.get("quote", ""),
+            "already": detail.get("already") or {}}
+
+
 def _show(draft: dict[str, Any], scores: dict[str, int] | None) -> None:
     console.rule(f"{draft['kind']} draft {draft['id'][:12]} ({draft['writer']})")
     console.print(draft["text"], markup=False)
@@ -120,9 +130,47 @@ def _show(draft: dict[str, Any], scores: dict[str, int] | None) -> None:
         console.print("  symptoms: " + " | ".join(draft["symptoms"]), markup=False)
     if draft["files"]:
         console.print("  files: " + ", ".join(draft["files"]), markup=False)
+    detail = draft.get("detail") or {}
+    if detail.get("error_line"):
+        test = f" in {detail['test']}" if detail.get("test") else ""
+        console.print(f"  error{test}: {detail['error_line']}", markup=False)
+    if detail.get("quote"):
+        console.print(f"  the person said: \u201c{detail['quote']}\u201d", markup=False)
     console.print("  evidence: " + ", ".join(draft["evidence"]), markup=False)
+    known = detail.get("already") or {}
+    if known.get("lesson"):
+        console.print(f"  already said by verified lesson {known['lesson'][:12]}: {known['text']}", markup=False)
     if scores:
         console.print("  scores: " + ", ".join(f"{k} {v}" for k, v in scores.items()))
+
+
+def _decide_known(draft: dict[str, Any], known: str) -> str:
+    """A draft a verified lesson already says: add this session's evidence to that lesson, or supersede it
+    with the draft (either way a proposed new version a person reviews), never a second lesson."""
+    from gitive.errors import GitiveError
+    from gitive.learn import review
+
+    choice = typer.prompt(f"[v] add this evidence to {known[:12]}, [u] supersede it with this draft, [s]kip, [q]uit",
+                          default="q").strip().lower()
+    if choice.startswith("q"):
+        return "quit"
+    if choice.startswith("s") or not choice.startswith(("v", "u")):
+        review.decide(draft["id"], "skipped")
+        console.print("skipped")
+        return "skipped"
+    if not typer.confirm("Propose the new version from this machine (it leaves the machine at the next sync, "
+                         "still unreviewed)?", default=False):
+        console.print("kept as a draft")
+        return "kept"
+    try:
+        lesson = review.add_evidence(draft, known) if choice.startswith("v") else review.supersede(draft, known)
+    except GitiveError as exc:
+        console.print(f"not proposed: {exc}")
+        return "failed"
+    review.decide(draft["id"], "accepted", lesson)
+    console.print(f"proposed lesson {lesson[:12]}, superseding {known[:12]} once a person approves it "
+                  "(`gitive review`)")
+    return "accepted"
 
 
 def _review(thresholds: Any) -> int:
@@ -146,6 +194,11 @@ def _review(thresholds: Any) -> int:
             continue
         console.print(f"\n{n} of {len(queue)}")
         _show(draft, stored.get(draft_id))
+        known = ((draft.get("detail") or {}).get("already") or {}).get("lesson")
+        if known:
+            if _decide_known(draft, known) == "quit":
+                break
+            continue
         choice = typer.prompt("[a]ccept, [e]dit, [s]kip, [q]uit", default="q").strip().lower()
         if choice.startswith("q"):
             break

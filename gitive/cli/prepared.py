@@ -134,8 +134,10 @@ def handoff(
             console.print(f"{s['id']:<40} {s['harness'] or '?':<8} {s['cwd'] or ''}")
         return 0
     if brief_file:
-        text = Path(brief_file).read_text(encoding="utf-8")
-        source = session or Path(brief_file).stem
+        # a brief sent again (edited or not) keeps one marker, naming its session, not the file it was kept in
+        text, earlier = briefs.strip_marker(Path(brief_file).read_text(encoding="utf-8"))
+        text = briefs.scrub_detected(text)
+        source = session or (earlier["session"] if earlier else Path(brief_file).stem)
     else:
         latest = briefs.sessions()
         source = session or (latest[0]["id"] if latest else "")

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 from gitive.core.clock import now_ms
-from gitive.learn import gate, pairs, promises, store, writer
+from gitive.learn import already, corrections, gate, pairs, promises, store, writer
 
 LOOKBACK_MS = pairs.MAX_BETWEEN_MS
 DISABLED = "disabled"
@@ -62,12 +62,63 @@ def _lesson_draft(pair: pairs.Pair, session: Sequence[dict[str, Any]], commits: 
     return draft, written
 
 
+def _correction_draft(found: corrections.Correction, harness: str, repo: str) -> dict[str, Any]:
+    """A person's correction as a draft: their words quoted as typed, what the agent did before them."""
+    text = (f"Corrected by a person after the agent {found.did}: \u201c{found.sentence}\u201d "
+            "(Skeleton drafted from this machine's session: say what to do instead and when it applies before "
+            "accepting.)")
+    evidence = [f"event:{found.event}"] + ([f"event:{found.before}"] if found.before else [])
+    return {"id": draft_id("correction", found.event, found.sentence), "kind": "lesson", "session": found.session,
+            "harness": harness, "repo": repo, "signature": "", "evidence": evidence, "files": found.files,
+            "lesson_kind": "Correction", "text": text, "applicability": "", "symptoms": [found.sentence[:300]],
+            "writer": "extracted", "detail": {"sentence": found.sentence, "did": found.did, "quote": found.sentence}}
+
+
+def _correction_scores(found: corrections.Correction, session: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """The rubric read from the record for a correction: the agent went on working after it (task success),
+    the draft cites the prompt and the action it corrects (evidence), a general rule reads as reusable."""
+    ids = [(e.get("event") or {}).get("id") for e in session]
+    after = session[ids.index(found.event) + 1:] if found.event in ids else []
+    went_on = any(corrections.action(e) is not None for e in after)
+    rule = bool(corrections.RULE_WORDS.search(found.sentence))
+    return {"task_success": 100 if went_on else 0, "evidence": 100 if found.before else 50, "reuse": 70 if rule else 45}
+
+
+def _offer(draft: dict[str, Any]) -> dict[str, Any]:
+    """The draft with ``detail.already`` filled in: the verified lesson that already says it, if any."""
+    return {**draft, "detail": {**draft["detail"], "already": already.check(draft)}}
+
+
 def _promise_draft(promise: promises.Promise, harness: str, repo: str) -> dict[str, Any]:
     return {"id": draft_id("obligation", promise.event, promise.sentence), "kind": "obligation",
             "session": promise.session, "harness": harness, "repo": repo, "signature": "",
             "evidence": [f"event:{promise.event}"], "files": [], "lesson_kind": "", "text": promise.action,
             "applicability": promise.condition, "symptoms": [], "writer": "extracted",
             "detail": {"sentence": promise.sentence, "condition_word": promise.word}}
+
+
+def _where(events: Sequence[dict[str, Any]]) -> tuple[str, str]:
+    """(harness, repository) of one session's events."""
+    harness = str((events[0].get("harness") or {}).get("name", ""))
+    repo = next((str((e.get("vcs") or {}).get("repository")) for e in events if (e.get("vcs") or {}).get("repository")), "")
+    return harness, repo
+
+
+def _corrections(sessions: dict[str, list[dict[str, Any]]]) -> int:
+    """Draft every new correction of these sessions (checked against verified lessons first); how many."""
+    drafted = 0
+    for evs in sessions.values():
+        harness, repo = _where(evs)
+        for found in corrections.in_session(evs):
+            draft = _correction_draft(found, harness, repo)
+            with store.connect() as conn:
+                if store.get(conn, draft["id"]):
+                    continue
+            draft = _offer(draft)
+            with store.connect() as conn:
+                drafted += store.add(conn, draft)
+                store.save_scores(conn, draft["id"], gate.RUBRIC_HASH, gate.HEURISTIC, _correction_scores(found, evs))
+    return drafted
 
 
 def run(events: Iterable[dict[str, Any]] | None = None, thresholds: gate.Thresholds = gate.Thresholds(),
@@ -99,6 +150,7 @@ def run(events: Iterable[dict[str, Any]] | None = None, thresholds: gate.Thresho
         if written.problem and written.problem not in problems:
             problems.append(written.problem)
         later = session[[e.get("event", {}).get("id") for e in session].index(pair.passed["event"]["id"]) + 1:]
+        draft = _offer(draft)
         with store.connect() as conn:
             drafted += store.add(conn, draft)
             scores = gate.computed(pair, later)
@@ -106,10 +158,10 @@ def run(events: Iterable[dict[str, Any]] | None = None, thresholds: gate.Thresho
                               {**scores, "reuse": gate.heuristic_reuse(pair, recurrences[pair.signature])})
             if written.reuse is not None:
                 store.save_scores(conn, draft["id"], gate.RUBRIC_HASH, "writer", {**scores, "reuse": written.reuse})
+    drafted += _corrections(sessions)
     with store.connect() as conn:
         for evs in sessions.values():
-            harness = str((evs[0].get("harness") or {}).get("name", ""))
-            repo = next((str((e.get("vcs") or {}).get("repository")) for e in evs if (e.get("vcs") or {}).get("repository")), "")
+            harness, repo = _where(evs)
             for promise in promises.in_session(evs):
                 drafted += store.add(conn, _promise_draft(promise, harness, repo))
         store.meta_set(conn, "cursor", str(max([since, started, *[e.get("ts", 0) for e in listed]])))

@@ -14,12 +14,13 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
+from gitive.learn import errors
+
 _CD = re.compile(r"^\s*cd\s+\S+\s*(?:&&|;)\s*")
 _TAIL = re.compile(r"(?:\s*(?:2>&1|\|\s*(?:tail|head|grep|less|cat)\b[^|]*))+\s*$")
 _ENV = re.compile(r"^(?:[A-Z_][A-Z0-9_]*=\S+\s+)+")
 _FAILED_TEST = re.compile(r"(?:FAILED|FAIL|ERROR)[:\s]+([\w./\-\[\]:]+(?:::[\w\[\]\-.]+)+|[\w./-]+\.(?:py|ts|js|go|rs|rb))")
 _ERROR_CLASS = re.compile(r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Failure|Failed|Warning))\b")
-_ERROR_LINE = re.compile(r"^.*(?:Error|Exception|FAILED|FAIL|error:|fatal:|panic:|Traceback|assert).*$", re.MULTILINE)
 MAX_BETWEEN_MS = 6 * 3_600_000  # a fix hours after the failure, in the same session, still counts
 
 
@@ -53,13 +54,14 @@ def _output(event: dict[str, Any]) -> str:
 
 
 def failure_parts(command: str, output: str, exit_code: int | None) -> tuple[str, str, str]:
-    """(failing test, error class, the telling error line) read from a failing run's output."""
-    test = next(iter(_FAILED_TEST.findall(output)), "")
+    """(failing test, error class, the telling error line) read from a failing run's output.
+
+    The test and the line come from ``learn.errors`` (each runner's own shape, never a banner such as
+    pytest's ``===== FAILURES =====``); the error class is the first class name the output gives."""
+    found = errors.read(output)
+    test = found.test or next(iter(_FAILED_TEST.findall(output)), "")
     error = next(iter(_ERROR_CLASS.findall(output)), "") or (f"exit {exit_code}" if exit_code is not None else "")
-    line = next((m.strip() for m in _ERROR_LINE.findall(output) if m.strip()), "")
-    if not line:
-        line = next((ln.strip() for ln in output.splitlines() if ln.strip()), "")
-    return test, error, line[:300]
+    return test, error, found.line
 
 
 def signature(command: str, test: str, error_class: str) -> str:

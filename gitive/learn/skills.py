@@ -58,7 +58,8 @@ def topic_of(lesson: dict[str, Any]) -> str:
 
 
 def group(lessons: Iterable[dict[str, Any]], project: str, label: str) -> list[Skill]:
-    """Verified lessons of ``project`` (and team-wide ones) grouped by project and topic, oldest first."""
+    """Verified lessons of ``project`` (and team-wide ones) grouped by project and topic, oldest first;
+    ``label`` is the project's name (:func:`project_name`)."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for lesson in lessons:
         if lesson["state"] != "verified" or not lesson.get("text"):
@@ -83,10 +84,24 @@ def _first_sentence(text: str) -> str:
     return first if len(first) <= 160 else first[:159] + "…"
 
 
+def _situation(applicability: str) -> str:
+    """An applicability as a clause after "Use when:": "When editing X." reads "editing X" (never "when when")."""
+    text = applicability.strip().rstrip(". ")
+    return re.sub(r"(?i)^(use\s+)?(when|whenever|if|while)\s+", "", text)
+
+
+def project_name(label: str, workdir: str) -> str:
+    """What a project's skills are named after: the repository's name in its remote's address, or for a remote
+    that is a folder on disk (a bare clone anywhere) the work tree's own folder name."""
+    if label.startswith(("/", "file:")) or ("://" not in label and label.count("/") == 0):
+        return slug(workdir.rstrip("/").rsplit("/", 1)[-1], 24)
+    return slug(label.rsplit("/", 1)[-1], 24)
+
+
 def description(skill: Skill) -> str:
     """What the skill holds and when an agent should load it, from the lessons' own applicability."""
     where = "team-wide" if skill.project == "team" else f"in {skill.project}"
-    when = [x["applicability"].rstrip(". ") for x in skill.lessons if x.get("applicability")]
+    when = [_situation(x["applicability"]) for x in skill.lessons if x.get("applicability")]
     head = (f"{len(skill.lessons)} reviewed team lesson{'s' if len(skill.lessons) != 1 else ''} about "
             f"{skill.topic.replace('-', ' ')} {where}, exported by gitive.")
     use = " Use when: " + "; ".join(dict.fromkeys(when)) + "." if when else ""
@@ -230,6 +245,7 @@ def export(hive: Any, conn: sqlite3.Connection, harnesses: list[str], base_rev: 
     from gitive.errors import GitiveError
     from gitive.lessons import catalog
     from gitive.store import branches
+    from gitive.store import repo as repos
     from gitive.team.projects import project_id, project_label
 
     unknown = [h for h in harnesses if h not in HARNESS_DIRS]
@@ -237,7 +253,8 @@ def export(hive: Any, conn: sqlite3.Connection, harnesses: list[str], base_rev: 
         raise GitiveError(f"unknown harness {unknown[0]!r}; use one of {', '.join(HARNESS_DIRS)}")
     repo = hive.project
     base = branches.resolve(repo, base_rev)
-    skills = group(catalog.listing(conn, states=("verified",), limit=1_000_000), project_id(repo), project_label(repo))
+    name = project_name(project_label(repo), str(repos.workdir(repo)))
+    skills = group(catalog.listing(conn, states=("verified",), limit=1_000_000), project_id(repo), name)
     out = []
     for harness in dict.fromkeys(harnesses):
         root = HARNESS_DIRS[harness]

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitive.core.clock import now_ms
 from gitive.index import lesson_files, lesson_terms, words
+from gitive.lessons import recall_context
+from gitive.lessons.recall_context import SessionContext
 from gitive.lessons.recall_present import (
     FILE_DIR,
     FILE_EXACT,
@@ -34,12 +36,11 @@ from gitive.lessons.recall_present import (
 )
 
 if TYPE_CHECKING:
-    import pygit2
-
     from gitive.lessons.semantic import Backend
+    from gitive.store.types import Repo
 
-__all__ = ["FILE_DIR", "FILE_EXACT", "FILE_NAME", "LABEL_HELD", "LABEL_HYPOTHESIS", "LABEL_PROPOSED",
-           "file_overlap", "match_expression", "search", "tokens"]
+__all__ = ["AUTO", "FILE_DIR", "FILE_EXACT", "FILE_NAME", "LABEL_HELD", "LABEL_HYPOTHESIS", "LABEL_PROPOSED",
+           "SessionContext", "file_overlap", "match_expression", "search", "tokens"]
 
 DAY_MS = 86_400_000
 POOL = 50  # candidates per source; pages within the first POOL results always come from the same pool
@@ -58,6 +59,13 @@ AGE_HALF_LIFE_DAYS = 90
 # BM25 column weights: text, applicability, tags, symptoms, cited path words.
 BM25_SYMPTOM = (1.0, 1.0, 0.5, 1.0, 0.3)
 BM25_TASK = (1.0, 2.0, 0.5, 0.6, 0.3)  # a task-shaped question: what a lesson says about when it applies
+W_DENSE = 0.5  # the dense rankings' share of the text signal beside the lexical one (tuned on dev)
+DENSE_K = 10  # reciprocal rank fusion constant of the dense rankings
+KEEP_K = 5  # the lexical first stays first when it is in the first KEEP_K of a dense ranking (0: off)
+KEEP_MARGIN = 0.01
+GATE = 2.0  # "gated": the dense weight shrinks as (1 - the lexical first's lead) ** GATE
+FUSION = "gated"  # lexical magnitude plus dense ranks, the dense weight shrinking with the lexical lead;
+# "add": the same at a fixed weight; "rrf": every ranking fused by rank alike (the first design)
 RRF_K = 10  # reciprocal rank fusion: 1 / (RRF_K + rank), summed over the rankings a lesson is in
 FUSED_POOL = 25  # candidates per ranking when several are fused: a lesson ranked below that adds little
 MAX_SHARE = 0.1  # a query word more than this share of lessons contain is left out ...
@@ -195,6 +203,35 @@ def fuse(rankings: Sequence[dict[str, float]]) -> dict[str, float]:
     return {k: v / top for k, v in fused.items()}
 
 
+def fuse_dense(lexical: Sequence[dict[str, float]], dense: Sequence[dict[str, float]]) -> dict[str, float]:
+    """Text relevance from the lexical rankings and the dense ones: the lexical figure (``fuse``) plus
+    ``W_DENSE`` times the dense rankings' reciprocal rank fusion (``1 / (DENSE_K + rank)``, relative to a lesson
+    first in all of them), over ``1 + W_DENSE`` so the text signal stays in 0..1.
+
+    Lexical evidence keeps its magnitude: a lesson BM25 puts well ahead keeps its place unless the dense
+    rankings put another one well ahead of it, while a lesson no word matches still comes in on meaning
+    alone. Reciprocal rank fusion of everything together (the first design) let a dense ranking's order
+    override a clear lexical first: hit@1 fell where lexical was right.
+    """
+    lex = fuse(lexical)
+    given = [r for r in dense if r]
+    if not given:
+        return lex
+    if FUSION == "rrf":
+        return fuse([*lexical, *given])
+    weight = W_DENSE
+    if FUSION == "gated" and lex:
+        ordered = sorted(lex.values(), reverse=True)
+        lead = (ordered[0] - (ordered[1] if len(ordered) > 1 else 0.0)) / ordered[0] if ordered[0] > 0 else 0.0
+        weight = W_DENSE * (1.0 - lead) ** GATE
+    near: dict[str, float] = {}
+    for ranking in given:
+        for rank, lesson in enumerate(sorted(ranking, key=lambda k: (-ranking[k], k)), 1):
+            near[lesson] = near.get(lesson, 0.0) + 1.0 / (DENSE_K + rank)
+    top = len(given) / (DENSE_K + 1)
+    return {k: (lex.get(k, 0.0) + weight * near.get(k, 0.0) / top) / (1 + weight) for k in lex.keys() | near.keys()}
+
+
 def _telling(conn: sqlite3.Connection, found: list[str], total: int) -> list[str]:
     """``found`` without the words so common among the lessons that they cost a pass over much of the index
     and tell almost nothing (kept when fewer than ``KEEP_RAREST`` words would remain: then the rarest stay)."""
@@ -223,10 +260,49 @@ def _text_rankings(conn: sqlite3.Connection, phrasings: Sequence[list[str]], tas
     return out
 
 
+Ranked = list[tuple[float, "_Row", list[tuple[float, str]]]]
+
+
+def _ranked(rows: list[_Row], text: dict[str, float], overlap: dict[str, float], project: str | None,
+            now: int) -> Ranked:
+    """(score, row, signals) per row, best first."""
+    ranked = []
+    for row in rows:
+        parts = _signals(row, text.get(row.lesson, 0.0), overlap.get(row.lesson, 0.0), project, now)
+        ranked.append((sum(p[0] for p in parts), row, parts))
+    ranked.sort(key=lambda r: (-r[0], r[1].lesson))
+    return ranked
+
+
+def _keep_lexical_first(ranked: Ranked, lexical: Ranked, dense: Sequence[dict[str, float]]) -> None:
+    """Put the lexical ranking's first back in front (in place) when a dense ranking has it among its first
+    ``KEEP_K``: words and meaning agree on it, and the dense ranking's own order of the rest should not push
+    it down. Where they disagree, the fused order stands (that is where dense finds what words miss)."""
+    first = lexical[0][1].lesson
+    if ranked[0][1].lesson == first:
+        return
+    agreed = {k for ranking in dense for k in sorted(ranking, key=lambda k: (-ranking[k], k))[:KEEP_K]}
+    if first not in agreed:
+        return
+    at = next(n for n, entry in enumerate(ranked) if entry[1].lesson == first)
+    score, row, parts = ranked.pop(at)
+    lift = ranked[0][0] - score + KEEP_MARGIN
+    ranked.insert(0, (score + lift, row, [*parts, (lift, "first by its words, and near in meaning too")]))
+
+
+AUTO = "auto"  # search's default backend: whatever is configured or installed
+
+
+def _configured_backend(repo: Repo | None) -> Backend | None:
+    from gitive.lessons.semantic import for_repo
+
+    return for_repo(repo)
+
+
 def search(conn: sqlite3.Connection, query: str, *, files: Sequence[str] = (), project: str | None = None,
            include_proposed: bool = False, limit: int = 10, offset: int = 0,
-           repo: pygit2.Repository | None = None, rephrasings: Sequence[str] = (),
-           semantic: Backend | None = None) -> list[dict[str, Any]]:
+           repo: Repo | None = None, rephrasings: Sequence[str] = (),
+           semantic: Backend | str | None = AUTO, context: SessionContext | None = None) -> list[dict[str, Any]]:
     """Lessons for ``query`` and ``files``, best first.
 
     Args:
@@ -242,7 +318,12 @@ def search(conn: sqlite3.Connection, query: str, *, files: Sequence[str] = (), p
             HEAD differs from the one cited (None when not checked).
         rephrasings: other wordings of the same question (at most ``MAX_REPHRASINGS``), each ranked on its
             own and fused with the query's ranking.
-        semantic: the dense backend, when one is configured; its rankings are fused with BM25's.
+        semantic: the dense backend whose rankings are fused with BM25's. ``AUTO`` (the default): the one
+            configured for ``repo`` or by ``GITIVE_RECALL_MODEL``, else the packaged model when
+            ``gitive[semantic]`` is installed (``lessons.semantic.for_repo``); None: lexical only.
+        context: the session's branch, changed files and commit subjects (``recall_context.from_repo``):
+            for a question worded as a task, one more phrasing and a discounted file signal. File names
+            written in ``query`` count as given files whether or not a context is given.
 
     Returns:
         One dict per lesson: id, kind, scope, project, state, verified, label, hypothesis, origin (the
@@ -256,28 +337,34 @@ def search(conn: sqlite3.Connection, query: str, *, files: Sequence[str] = (), p
     if isinstance(files, str):
         files = [files]
     now = now_ms()
+    if isinstance(semantic, str):
+        semantic = _configured_backend(repo)
+    task = words.task_shaped(query)
     texts = [t for t in dict.fromkeys([query, *list(rephrasings)[:MAX_REPHRASINGS]]) if t.strip()]
+    changed: Sequence[str] = ()
+    if context is not None and task:
+        texts += [t for t in [recall_context.phrasing(context)] if t.strip() and t not in texts]
+        changed = [p for p in map(_normal_path, context.changed) if p]
     phrasings = [found for found in (tokens(t) for t in texts) if found]
-    paths = list(dict.fromkeys(p for p in map(_normal_path, files) if p))[:MAX_FILES]
+    named = [*files, *recall_context.prompt_files(query)]
+    paths = list(dict.fromkeys(p for p in map(_normal_path, named) if p))[:MAX_FILES]
     pool = POOL * math.ceil((offset + limit) / POOL)
-    weighted = lesson_files.weights(conn, paths)
+    weighted = recall_context.file_weights(conn, paths, changed)
     by_file = lesson_files.candidates(conn, weighted, pool)
     lists = len(phrasings) + (len(texts) if semantic is not None else 0)
     each = pool if lists <= 1 else max(FUSED_POOL, pool // lists)
-    rankings = _text_rankings(conn, phrasings, words.task_shaped(query), each, by_file)
-    if semantic is not None and texts:
-        rankings += semantic.rankings(conn, texts, each)
-    text = fuse(rankings)
+    rankings = _text_rankings(conn, phrasings, task, each, by_file)
+    worded = [t for t, found in zip(texts, (tokens(t) for t in texts), strict=True) if found]  # "how do I do it": none
+    dense = semantic.rankings(conn, worded, each) if semantic is not None and worded else []
+    text = fuse_dense(rankings, dense)
     if not text and not by_file:
         return []
     missing = set(text) - set(by_file)
     overlap = {**by_file, **lesson_files.overlap_of(conn, weighted, missing)} if missing else by_file
     rows = _rows(conn, text.keys() | by_file.keys(), _STATES[include_proposed])
-    ranked = []
-    for row in rows:
-        parts = _signals(row, text.get(row.lesson, 0.0), overlap.get(row.lesson, 0.0), project, now)
-        ranked.append((sum(p[0] for p in parts), row, parts))
-    ranked.sort(key=lambda r: (-r[0], r[1].lesson))
+    ranked = _ranked(rows, text, overlap, project, now)
+    if dense and KEEP_K and ranked:
+        _keep_lexical_first(ranked, _ranked(rows, fuse(rankings), overlap, project, now), dense)
     page = [(score, row.lesson, scope_key(row.scope, row.project, project) == "other-project", parts)
             for score, row, parts in ranked[offset:offset + limit]]
     return present(conn, page, [w for found in phrasings for w in found], paths, now, repo)

@@ -76,3 +76,32 @@ def test_a_marker_moved_onto_another_brief_never_verifies(tmp_path: Path, other:
     if moved != signed:
         assert verify_marker(moved, team, [machine_id(key)]) is None
     assert verify_marker(signed, "cd" * 32, [machine_id(key)]) is None  # another team
+
+
+def test_a_password_said_in_words_and_known_key_formats_are_redacted(team: AnchoredTeam) -> None:
+    m = team.alice
+    live.hook(m, "session-start", live.session_start(m, "s-pw"))
+    for words in ("my password is hunter2 for the staging db", "use the sandbox key, the api key is Zx81!qq",
+                  "aws creds: AKIAIOSFODNN7EXAMPLE and slack xoxb-123456789012-abcdefghijkl"):
+        live.hook(m, "prompt", {"session_id": "s-pw", "cwd": str(m.clone), "hook_event_name": "UserPromptSubmit",
+                                "prompt": words})
+    text = Path(m.json("handoff", "--session", "s-pw")["path"]).read_text()
+    for secret in ("hunter2", "Zx81!qq", "AKIAIOSFODNN7EXAMPLE", "xoxb-123456789012"):
+        assert secret not in text, secret
+    assert "my password is [REDACTED] for the staging db" in text  # the words around it stay readable
+
+
+def test_sending_a_kept_brief_again_keeps_one_marker_naming_its_session(team: AnchoredTeam) -> None:
+    from gitive.capture.handoff import verify_marker
+
+    _session(team)
+    kept = Path(team.alice.json("handoff")["path"])
+    again = team.alice.json("handoff", "--brief", str(kept))
+    text = Path(again["path"]).read_text()
+    assert text.count("[gitive-handoff ") == 1 and again["session"] == "s-hand"
+    assert verify_marker(text, team.alice.team_id, [team.alice.id])["session"] == "s-hand"
+    edited = kept.with_name("edited.md")
+    edited.write_text(kept.read_text().replace("make check_calc pass", "make check_calc pass, then tidy"))
+    third = Path(team.alice.json("handoff", "--brief", str(edited))["path"]).read_text()
+    assert third.count("[gitive-handoff ") == 1 and "then tidy" in third
+    assert verify_marker(third, team.alice.team_id, [team.alice.id])["session"] == "s-hand"

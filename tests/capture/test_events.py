@@ -265,3 +265,18 @@ def test_read_skips_rotated_files_closed_before_the_window() -> None:
     (directory / f"events-{6_000 * 1_000_000}.jsonl").write_text(json.dumps(new) + "\n")
     assert [e["session"]["id"] for e in events.read(since_ms=3_000)] == ["new"]
     assert [e["session"]["id"] for e in events.read()] == ["old", "new"]
+
+
+@pytest.mark.parametrize(("said", "shown"), [
+    ("my password is hunter2", "my password is [REDACTED]"),
+    ("the password for staging is Xk9!mmQ2.", "the password for staging is [REDACTED]."),
+    ("PIN: 1234", "PIN: [REDACTED]"),
+    ('password is "correct horse" ok', "password is [REDACTED] ok"),
+    ("the token is expired", "the token is expired"),  # a plain word after "is" is no secret
+    ("The secret is out", "The secret is out"),
+    ("pass the tests", "pass the tests"),
+])
+def test_a_secret_said_in_words_is_redacted_and_prose_is_kept(said: str, shown: str) -> None:
+    from gitive.capture.redact import redact_text
+
+    assert redact_text(said) == shown

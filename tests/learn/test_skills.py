@@ -146,3 +146,16 @@ def test_names_and_descriptions_stay_within_the_format() -> None:
     assert len(skills.description(skill)) <= 1024
     parsed = skills.parse(skills.render(skill))
     assert parsed is not None and parsed[0]["name"] == skill.name
+
+
+def test_a_skill_reads_use_when_once_and_is_named_after_the_project() -> None:
+    lessons = [{"id": "a" * 64, "kind": "Gotcha", "text": "Reload settings in tests.", "at": 1, "tags": ["settings"],
+                "applicability": "When a test changes settings.", "state": "verified", "scope": "project",
+                "project": "p", "evidence": []}]
+    (skill,) = skills.group(lessons, "p", skills.project_name("github.com/Acme/Payments-API", "/src/pay"))
+    assert skill.name.endswith("payments-api-settings")
+    described = skills.description(skill)
+    assert "Use when: a test changes settings." in described and "when when" not in described.lower()
+    # a remote that is a folder on disk (a bare clone named "remote" or "origin.git"): the work tree's name
+    assert skills.project_name("/srv/git/remote", "/home/alice/src/storefront") == "storefront"
+    assert skills.project_name("storefront", "/home/alice/src/storefront") == "storefront"  # no remote at all

@@ -81,6 +81,7 @@ def _now() -> int:
 
 def find(hive: Hive, query: str, **kwargs: Any) -> list[dict[str, Any]]:
     kwargs.setdefault("project", project_id(hive.project))
+    kwargs.setdefault("semantic", None)  # the lexical path (the dense one: test_recall_semantic.py)
     with fresh_index(hive) as (conn, _):
         return recall.search(conn, query, **kwargs)
 

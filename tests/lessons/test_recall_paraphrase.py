@@ -53,6 +53,7 @@ def add(hive: Hive, text: str, evidence: tuple[str, ...] = ("file:README.md",), 
 
 def find(hive: Hive, query: str, **kwargs: Any) -> list[dict[str, Any]]:
     kwargs.setdefault("project", project_id(hive.project))
+    kwargs.setdefault("semantic", None)  # the lexical path (the dense one: test_recall_semantic.py)
     with fresh_index(hive) as (conn, _):
         return recall.search(conn, query, **kwargs)
 
@@ -371,6 +372,7 @@ def test_words_most_lessons_contain_are_left_out_of_the_query(hive: Hive, monkey
         total = lesson_terms.shown(conn)
         assert recall._telling(conn, ["session", "pool", "gevent", "leaks"], total) == ["gevent", "leaks"]
         assert recall._telling(conn, ["session", "pool"], total) == ["session", "pool"]  # too few would remain
-        found = [r["id"] for r in recall.search(conn, "session pool gevent leaks", project=project_id(hive.project))]
+        found = [r["id"] for r in recall.search(conn, "session pool gevent leaks", project=project_id(hive.project),
+                                                   semantic=None)]
     assert found == [rare]  # the common words no longer pull in the other lessons
     assert set(common).isdisjoint(found)

@@ -81,11 +81,33 @@ def test_vectors_follow_new_and_retracted_lessons(hive: Hive, model: Path) -> No
 
 def test_configured_through_git_config_or_the_environment(hive: Hive, model: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    assert semantic.for_repo(hive.project) is None
+    from gitive.lessons.static_model import installed
+
+    default = semantic.PACKAGED if installed() else None  # on by default once gitive[semantic] is installed
+    assert semantic.configured(hive.project) == default
     fixtures.run_git(["config", semantic.CONFIG_KEY, str(model)], cwd=hive.project.workdir)
     assert semantic.for_repo(hive.project).name == str(model)  # type: ignore[union-attr]
-    monkeypatch.setenv(semantic.ENV, "")
-    assert semantic.for_repo(hive.project) is None  # the environment wins, and empty turns it off
+    fixtures.run_git(["config", semantic.CONFIG_KEY, "off"], cwd=hive.project.workdir)
+    assert semantic.for_repo(hive.project) is None
+    monkeypatch.setenv(semantic.ENV, str(model))
+    assert semantic.for_repo(hive.project).name == str(model)  # type: ignore[union-attr]  # the environment wins
+    for off in ("", "off", "none"):
+        monkeypatch.setenv(semantic.ENV, off)
+        assert semantic.for_repo(hive.project) is None
+
+
+def test_the_environment_alone_reaches_the_in_process_search(hive: Hive, model: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """search() picks the configured backend itself: a caller that passes no backend (the daemon, the UI)
+    gets the one GITIVE_RECALL_MODEL names."""
+    flaky = add(hive, "Intermittent suite failures come from the shared temp dir")
+    add(hive, "Refund invoices are rounded per line")
+    monkeypatch.setenv(semantic.ENV, "off")
+    with fresh_index(hive) as (conn, _):
+        assert flaky not in [r["id"] for r in recall.search(conn, "sporadic pytest")]
+    monkeypatch.setenv(semantic.ENV, str(model))
+    with fresh_index(hive) as (conn, _):
+        assert [r["id"] for r in recall.search(conn, "sporadic pytest")][:1] == [flaky]
 
 
 def test_a_broken_model_is_reported_and_search_goes_on(hive: Hive, tmp_path: Path,
@@ -105,15 +127,26 @@ def test_a_broken_model_is_reported_and_search_goes_on(hive: Hive, tmp_path: Pat
     assert lesson in captured.out and "did not load" in captured.err
 
 
-def test_without_a_model_nothing_is_imported(hive: Hive) -> None:
-    """Unconfigured, a search process never imports model2vec or numpy (so nothing can be downloaded)."""
+def test_turned_off_nothing_is_imported(hive: Hive) -> None:
+    """With the dense backend off, a search process never imports numpy, a tokenizer or a hub client (so
+    nothing can be downloaded); the same holds where gitive[semantic] is not installed."""
     add(hive, "Intermittent suite failures come from the shared temp dir")
     code = ("import sys, json\nfrom gitive.cli.main import run\n"
             "run(['lessons', 'search', 'intermittent', '--json'])\n"
             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('model2vec', 'numpy', "
-            "'tokenizers', 'huggingface_hub'))))\n")
-    env = {k: v for k, v in os.environ.items() if k != semantic.ENV}
+            "'tokenizers', 'huggingface_hub', 'safetensors', 'wordllama', 'torch'))))\n")
+    env = {**os.environ, semantic.ENV: "off"}
     done = subprocess.run([sys.executable, "-c", code], cwd=hive.project.workdir, env=env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+def test_a_hub_name_is_read_from_the_cache_only(hive: Hive, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "empty-cache"))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    backend = semantic.Backend("minishlab/potion-base-8M")
+    started = __import__("time").monotonic()
+    assert backend.model() is None and backend.problem and "did not load" in backend.problem
+    assert os.environ.get("HF_HUB_OFFLINE") == "1"  # set before model2vec looked: no download was tried
+    assert __import__("time").monotonic() - started < 30
