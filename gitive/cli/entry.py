@@ -17,14 +17,13 @@ def main() -> None:
 
         sys.stdout.write(f"gitive {__version__}\n")
         sys.exit(0)
-    if argv == ["mcp"]:  # how harnesses start the server: straight to it, the SDK's import is cost enough
-        from gitive.mcp.server import serve
+    if argv == ["mcp"] or (len(argv) == 3 and argv[:2] == ["mcp", "--repo"]):  # how harnesses start it
+        from gitive.mcp.front import main as serve  # stdlib only: it answers before the SDK has loaded
 
         try:
-            serve(None)
+            sys.exit(serve(argv[2] if len(argv) == 3 else None))
         except KeyboardInterrupt:
             sys.exit(130)
-        sys.exit(0)
     if argv[:1] == ["sync"]:
         from gitive.cli.fastsync import try_noop
 

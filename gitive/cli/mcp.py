@@ -16,24 +16,22 @@ def mcp(
 ) -> int:
     """Serve the team's memory to a coding agent over MCP on stdin/stdout.
 
-    Tools: search_memory, get_lesson, get_memory_context, propose_lesson, list_team, who_knows, send_message,
-    check_inbox, search_mail, claim_files. None can approve, retract or change the roster. Harness
+    `gitive mcp --tools` lists the tools (none can approve, retract or change the roster). Harness
     configuration: docs/mcp.md.
 
     Example: gitive mcp --repo ~/src/api
     """
     if tools:
         from gitive.cli.output import emit_json
-        from gitive.mcp.server import describe
+        from gitive.mcp.table import describe
 
-        listed = describe(repo)
+        listed = describe()
         if as_json:
             emit_json(listed)
         for tool in [] if as_json else listed:
-            first = " ".join(tool["description"].split()).split(". ")[0].rstrip(".")
+            first = tool["description"].split(". ")[0].rstrip(".")
             typer.echo(f"{tool['name']}{' (read-only)' if tool['read_only'] else ''}: {first}.")
         return 0
-    from gitive.mcp.server import serve
+    from gitive.mcp.front import main as serve
 
-    serve(repo)
-    return 0
+    return serve(repo)

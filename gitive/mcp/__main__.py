@@ -10,10 +10,9 @@ def main(argv: list[str] | None = None) -> int:
                                      "to a coding agent over MCP (stdio).")
     parser.add_argument("--repo", default=None, help="The repository (default: the working directory).")
     args = parser.parse_args(argv)
-    from gitive.mcp.server import serve
+    from gitive.mcp.front import main as serve
 
-    serve(args.repo)
-    return 0
+    return serve(args.repo)
 
 
 if __name__ == "__main__":

@@ -86,6 +86,17 @@ def who_knows(repo: Path | str | None, query: str = "", files: list[str] | None 
     }
 
 
+def who_knows_tool(repo: Path | str | None, query: str = "", files: list[str] | None = None, limit: int = 10,
+                   offset: int = 0) -> dict[str, Any]:
+    """The MCP ``who_knows``: the answer, and a ``routing`` id to pass to ``send_message`` when it leads to a
+    message (:mod:`gitive.mcp.routing`)."""
+    from gitive.mcp import routing
+
+    found = who_knows(repo, query, files, limit=limit, offset=offset)
+    found["routing"] = routing.remember(found["query"], found["files"], found["people"])
+    return found
+
+
 def _gather(repo: Path | str | None, text: str, paths: list[str]) -> _Evidence:
     from gitive.daemon import presence
     from gitive.index import queries

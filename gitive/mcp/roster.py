@@ -21,6 +21,12 @@ PRESENCE_NOTE = ("Your sessions come from this machine's event log; teammates' f
                  "daemons publish, as of the last `gitive sync`.")
 
 
+def list_team_tool(repo: Path | str | None, filter: str = "", include_inactive: bool = False, limit: int = 20,
+                   offset: int = 0) -> dict[str, Any]:
+    """The MCP ``list_team`` (its filter argument is named ``filter``)."""
+    return list_team(repo, filter, include_inactive=include_inactive, limit=limit, offset=offset)
+
+
 def list_team(repo: Path | str | None, name_filter: str = "", *, include_inactive: bool = False,
               limit: int = 20, offset: int = 0, now_ms: int | None = None) -> dict[str, Any]:
     """Persons of the roster (filtered by a substring of person or machine name), their machines, which is

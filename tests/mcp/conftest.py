@@ -164,16 +164,23 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Team:
     # The api.proto lesson's cited file changes after it was written: it is stale now.
     commit_as(alice.clone, PROTO, 'syntax = "proto3";\npackage api.v2;\n', "move to api.v2", ALICE)
     alice.git("push", "--quiet", "origin", "main")
+    made = Team(alice, bob, remote, session_lesson, proto_lesson, proposed, hostile, widgets, retracted)
+    refresh_sessions(made)
+    return made
+
+
+def refresh_sessions(team: Team) -> None:
+    """Make bob's Codex session (in his presence) and alice's Claude session (in her event log) live again:
+    a session counts as live for 30 minutes after it was last seen, and a test may run later than that."""
     now = int(time.time() * 1000)
-    edited = [str(bob.clone / SESSION_FILE)]  # absolute, as harnesses report paths
-    publish_presence(bob, "bob", {
-        "name": "api-codex", "harness": "codex", "repo_label": bob.clone.name, "branch": "main", "head": None,
-        "files": edited, "modified": edited, "turn": "busy", "doing": BOB_DOING, "started": now - 60_000,
-        "last_seen": now})
-    bob.ok("sync")
-    alice.ok("sync")
-    record_session(alice, "claude-s1", [SESSION_FILE])
-    return Team(alice, bob, remote, session_lesson, proto_lesson, proposed, hostile, widgets, retracted)
+    edited = [str(team.bob.clone / SESSION_FILE)]  # absolute, as harnesses report paths
+    publish_presence(team.bob, "bob", {
+        "name": "api-codex", "harness": "codex", "repo_label": team.bob.clone.name, "branch": "main",
+        "head": None, "files": edited, "modified": edited, "turn": "busy", "doing": BOB_DOING,
+        "started": now - 60_000, "last_seen": now})
+    team.bob.ok("sync")
+    team.alice.ok("sync")
+    record_session(team.alice, "claude-s1", [SESSION_FILE])
 
 
 def server_env(machine: Machine) -> dict[str, str]:
@@ -194,11 +201,12 @@ def server_params(machine: Machine, *args: str) -> Any:
 
 
 @contextlib.asynccontextmanager
-async def client(machine: Machine, *args: str) -> AsyncIterator[Any]:
-    """The SDK's own client talking to a real server process over stdio."""
+async def client(machine: Machine, *args: str, mode: str = "auto") -> AsyncIterator[Any]:
+    """The SDK's own client talking to a real server process over stdio: ``mode="auto"`` (its default) opens
+    the 2026-07-28 era with ``server/discover``, ``"legacy"`` the ``initialize`` handshake harnesses use."""
     from mcp import Client
 
-    async with Client(server_params(machine, *args), read_timeout_seconds=60) as connected:
+    async with Client(server_params(machine, *args), read_timeout_seconds=60, mode=mode) as connected:
         yield connected
 
 
