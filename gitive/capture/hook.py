@@ -47,13 +47,14 @@ _HEXISH = re.compile(r"\b[0-9a-f]{10,64}\b")
 class Carried:
     """What a reply carries from the spool, to acknowledge once it is written (or put back if it is not)."""
 
-    __slots__ = ("book", "claims", "consumed", "mail", "sdir")
+    __slots__ = ("book", "claims", "consumed", "mail", "read", "sdir")
 
     def __init__(self, sdir: Path | None, book: Book) -> None:
         self.sdir, self.book = sdir, book
         self.claims: list[Path] = []  # claimed and in the reply
         self.consumed: list[Path] = []  # claimed, not shown (a lesson already shown): done without printing
         self.mail = False  # a message or notice among them: the daemon is told at once
+        self.read = False  # the session's last call delivered mail and it took another turn: it was read
 
 
 def _connect(found: locate.Located | None, deadline: Deadline, book: Book) -> sqlite3.Connection | None:
@@ -326,6 +327,8 @@ def _compose(adapter: Adapter, kind: str, payload: dict[str, Any], event: dict[s
         _injected(harness, session, cwd, kind, chosen + spool_lessons)
         if state is not None:
             state["shown"] = sorted(shown | set(chosen) | set(spool_lessons))
+            carried.read = bool(state.get("mail_out"))
+            state["mail_out"] = carried.mail
     return SEPARATOR.join([t for t in (text, *texts) if t])
 
 
@@ -351,8 +354,8 @@ def acknowledge(carried: Carried | None, deadline: Deadline, written: bool = Tru
         if not written and carried.claims:
             carried.book.miss("reply-unwritten", "the harness closed the pipe before the reply was written; "
                               f"{len(carried.claims)} item(s) queued again")
-        if written and carried.mail:  # the daemon marks them delivered now, not at its next round
-            daemon_client.notify({"op": "spooled", "harness": carried.book.harness,
+        if written and (carried.mail or carried.read):  # booked now, not at the daemon's next round
+            daemon_client.notify({"op": "spooled", "harness": carried.book.harness, "read": carried.read,
                                   "session": carried.book.session}, budget=max(0.0, deadline.final()))
     carried.book.flush()
 

@@ -29,6 +29,7 @@ LIVE_MS = 30 * 60_000
 
 _signatures: dict[str, str] = {}  # repository -> what its file matches were prepared from
 _repo_lock = threading.Lock()
+_spool_lock = threading.Lock()
 
 
 # --- sessions' spools ---------------------------------------------------------------------------------------
@@ -43,44 +44,38 @@ def spool_all(db: sqlite3.Connection, now: int | None = None) -> int:
     return sum(spool_session(db, harness, sid, name, last_seen, now) for harness, sid, name, last_seen in rows)
 
 
-def spool_one(db: sqlite3.Connection, harness: str, session: str) -> int:
-    """The pass for one session (a hook just delivered from its spool)."""
+def spool_one(db: sqlite3.Connection, harness: str, session: str, read: bool = False) -> int:
+    """The pass for one session (a hook just delivered from its spool; ``read``: the session took another
+    turn since its last delivery, so what was delivered before has been read)."""
     row = db.execute("SELECT name, last_seen FROM sessions WHERE key = ?", (f"{harness}:{session}",)).fetchone()
-    return spool_session(db, harness, session, row[0], row[1]) if row else 0
+    if row is None:
+        return 0
+    return spool_session(db, harness, session, row[0], now_ms() if read else row[1])
 
 
 def spool_session(db: sqlite3.Connection, harness: str, session: str, name: str, last_seen: int,
                   now: int | None = None) -> int:
-    now = now if now is not None else now_ms()
+    """Take back what dead hooks held, book what hooks delivered, hand out what is due (in that order, and
+    one pass at a time in this process, so a delivery being booked is never handed out again)."""
+    with _spool_lock:
+        return _spool_session(db, harness, session, name, last_seen)
+
+
+def _spool_session(db: sqlite3.Connection, harness: str, session: str, name: str, last_seen: int) -> int:
     sdir = spool.session_dir(harness, session)
     taken = spool.reclaim(sdir)
     if taken:
         book = deliveries.Book(harness, session, None, "daemon")
         book.reclaimed(taken)
         book.flush()
+    _mark_read(db, name, last_seen)  # before booking: what is delivered now has not been read yet
     _book_done(db, harness, session, name, sdir)
-    _mark_read(db, name, last_seen)
-    waiting = spool.spooled(sdir)
-    held = [str(i.get("base") or i["id"]) for i in waiting if i.get("kind") in ("message", "notice")]
-    if held:  # in the spool is not lost: keep their hand-out fresh, so the 90 s re-issue never doubles them
-        db.execute("UPDATE inbox SET inflight_at = ? WHERE to_session = ? AND state = 'inflight' AND id IN "
-                   "(SELECT value FROM json_each(?))", (now, name, _json(held)))
-        db.execute("UPDATE notices SET inflight_at = ? WHERE session = ? AND state = 'inflight' AND key IN "
-                   "(SELECT value FROM json_each(?))", (now, name, _json(held)))
     adapter = ADAPTERS.get(harness)
     cap = adapter.cap if adapter else mailbox.DEFAULT_CAP
     handed = 0
-    for seq, item in enumerate(mailbox.pending(db, name, now=now, room=ROOM, cap=cap)):
-        base = (mailbox.part_of(item["id"]) or (item["id"],))[0]
-        handed += spool.put(sdir, {"id": item["id"], "base": base, "kind": item["kind"], "frame": item["frame"],
-                                   "due": now, "seq": seq})
+    for item in mailbox.due_items(db, name, cap):  # already in the spool (waiting, claimed): skipped by name
+        handed += spool.put(sdir, item)
     return handed
-
-
-def _json(values: list[str]) -> str:
-    import json
-
-    return json.dumps(values)
 
 
 def _book_done(db: sqlite3.Connection, harness: str, session: str, name: str, sdir: Path) -> None:

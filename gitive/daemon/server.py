@@ -37,7 +37,9 @@ def handle(service: Service, request: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True, "items": count}
     if op == "spooled":  # a hook delivered from its spool: book it, and hand out what comes next (a part)
         return {"ok": True, "items": service.spool(str(request.get("harness", "")),
-                                                   str(request.get("session", "")))}
+                                                   str(request.get("session", "")), read=request.get("read") is True)}
+    if op == "spool":  # something became due outside the daemon (a person released a held message)
+        return {"ok": True, "items": service.spool()}
     if op == "delivered":
         ids = [str(i) for i in request.get("ids") or []]
         return {"ok": True, "done": service.delivered(str(request.get("harness", "")),

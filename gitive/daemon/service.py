@@ -143,11 +143,12 @@ class Service:
             if hive.project.workdir:
                 prepare.prepare_repo(hive.project.workdir)
 
-    def spool(self, harness: str | None = None, session: str | None = None) -> int:
-        """Hand what is due to the sessions' spools now (one session's, after its hook delivered)."""
+    def spool(self, harness: str | None = None, session: str | None = None, read: bool = False) -> int:
+        """Hand what is due to the sessions' spools now (one session's, after its hook delivered; ``read``:
+        that session took a turn since its last delivery)."""
         with daemon_db.connect() as db:
             if harness and session:
-                return prepare.spool_one(db, harness, session)
+                return prepare.spool_one(db, harness, session, read)
             return prepare.spool_all(db)
 
     # --- sync --------------------------------------------------------------------------------------
