@@ -136,8 +136,9 @@ def withdraw(sdir: Path, name: str) -> bool:
         return False
 
 
-def collect_done(sdir: Path) -> list[dict[str, Any]]:
-    """The items hooks delivered since the last look, removed from the spool (the caller records them)."""
+def collect_done(sdir: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """The items hooks delivered since the last look, with their files: the caller books each, then removes
+    its file (so a daemon that dies in between books it again, rather than never)."""
     done = sdir / "done"
     out = []
     try:
@@ -146,9 +147,10 @@ def collect_done(sdir: Path) -> list[dict[str, Any]]:
         return []
     for name in listed:
         item = _read(done / name)
-        (done / name).unlink(missing_ok=True)
-        if item is not None:
-            out.append(item)
+        if item is None:
+            (done / name).unlink(missing_ok=True)
+            continue
+        out.append((done / name, item))
     return out
 
 

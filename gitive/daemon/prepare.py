@@ -80,17 +80,21 @@ def _spool_session(db: sqlite3.Connection, harness: str, session: str, name: str
 
 def _book_done(db: sqlite3.Connection, harness: str, session: str, name: str, sdir: Path) -> None:
     """Mark delivered what hooks acknowledged (a part moves its message on to the next part)."""
-    for item in spool.collect_done(sdir):
-        if item.get("kind") not in ("message", "notice"):
-            continue
-        done = mailbox.confirm(None, db, [item["id"]], name, "delivered")
-        if item.get("kind") != "message":
-            continue
-        for piece in done:
-            part = mailbox.part_of(piece)
-            delivery = {"tier": "turn", "part": f"{part[1]}/{part[2]}"} if part else {"tier": "turn"}
-            events.append(events.make("team.message.injected", harness=harness, session=session,
-                                      message={"id": part[0] if part else piece}, delivery=delivery))
+    for path, item in spool.collect_done(sdir):
+        if item.get("kind") in ("message", "notice"):
+            _book(db, harness, session, name, item)
+        path.unlink(missing_ok=True)
+
+
+def _book(db: sqlite3.Connection, harness: str, session: str, name: str, item: dict[str, Any]) -> None:
+    done = mailbox.confirm(None, db, [item["id"]], name, "delivered")
+    if item.get("kind") != "message":
+        return
+    for piece in done:
+        part = mailbox.part_of(piece)
+        delivery = {"tier": "turn", "part": f"{part[1]}/{part[2]}"} if part else {"tier": "turn"}
+        events.append(events.make("team.message.injected", harness=harness, session=session,
+                                  message={"id": part[0] if part else piece}, delivery=delivery))
 
 
 def _mark_read(db: sqlite3.Connection, name: str, last_seen: int) -> None:
