@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml
 
 test: $(STAMP)
 	$(BIN)/ruff check gitive tests testing benchmarks examples
+	$(BIN)/lint-imports --no-logo
 	$(BIN)/python -m pytest -q -n auto
 
 demo: $(STAMP)

@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/anchor.py --quick        # 10 machines, 200 obligations, 1,000 events
 
 What it builds (in a temp directory, a couple of minutes; nothing cached): a bare remote holding a real team,
-founded with ``gitive.team.ops.found``; the founder admits ``--machines`` member machines and one anchor
+founded with ``gitive.enrolment.ops.found``; the founder admits ``--machines`` member machines and one anchor
 (signed ``member`` entries); every machine has ``team`` and ``mail`` logs and a signed presence snapshot;
 ``--obligations`` open obligations spread over the machines' team logs, written with
 ``gitive.anchor.obligations.records.check`` rules and ``gitive.store.logs.append`` (most wait for a branch to be
@@ -69,9 +69,9 @@ def build(base: Path, machines: int, obligations: int) -> dict[str, Any]:
 
     from gitive.core import gesture
     from gitive.core.keys import machine_id
+    from gitive.enrolment import ops
     from gitive.index import obligations as table
     from gitive.store import logs, snapshots
-    from gitive.team import ops
 
     remote = base / "remote.git"
     c.git("init", "--quiet", "--bare", remote)
@@ -168,7 +168,7 @@ def _anchor_clone(base: Path, remote: Path, team_id: str, founder: str, key: Any
 
 
 def _ticker(anchor: dict[str, Path]) -> Any:
-    from gitive.anchor.config import Config
+    from gitive.anchor.base.configuration import Config
     from gitive.anchor.tick import Anchor
     from gitive.core.clock import now_ms
     from gitive.team.hive import open_hive

@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/gate.py --quick         # 5 people, 20 sources, 1,000 items
 
 What it builds (in a temp directory; nothing cached): a bare remote holding a real v2 team founded with
-``gitive.team.ops.found``; the founder admits ``--people`` member machines (one person each) and one anchor,
+``gitive.enrolment.ops.found``; the founder admits ``--people`` member machines (one person each) and one anchor,
 gestured with the founder's person key; every person registers a person key, takes their gate live and (half of
 them) sets quiet hours 22:00-07:00 UTC, each a record gestured with that key. Each person owns 5 open
 obligations owed to someone else (what makes an item citing one urgent). The anchor is a clone configured as
@@ -76,9 +76,9 @@ def build(base: Path, people: int, start: int) -> dict[str, Any]:
 
     from gitive.core import gesture
     from gitive.core.keys import load_key, machine_id
+    from gitive.enrolment import ops
     from gitive.index import obligations as table
     from gitive.store import logs
-    from gitive.team import ops
 
     remote = base / "remote.git"
     c.git("init", "--quiet", "--bare", remote)

@@ -6,7 +6,7 @@
 
 What it does (see benchmarks/README.md for what each printed figure means):
 
-1. Data (cached): a bare remote holding a real team founded with ``gitive.team.ops.found``, the founder's
+1. Data (cached): a bare remote holding a real team founded with ``gitive.enrolment.ops.found``, the founder's
    roster admitting ``--machines`` machines (founder-signed ``member`` entries written with
    ``gitive.store.logs.append``), and for each machine a ``team`` log of ``--entries`` signed entries. The bulk
    logs are written with ``git fast-import`` in gitive's exact commit format (same tree, author, committer and
@@ -114,8 +114,8 @@ def generate(data_dir: Path, machines: int, entries: int, gc: bool) -> dict[str,
     from gitive.core import gesture
     from gitive.core.clock import now_ms
     from gitive.core.keys import load_key
+    from gitive.enrolment import ops
     from gitive.store import logs
-    from gitive.team import ops
 
     shutil.rmtree(data_dir, ignore_errors=True)
     data_dir.mkdir(parents=True)

@@ -78,7 +78,7 @@ def _build(base: Path, tests: int) -> Any:
 
 
 def _config(team: Any) -> Any:
-    from gitive.anchor.config import Config
+    from gitive.anchor.base.configuration import Config
     from gitive.anchor.prepared.settings import Merges, Prepared
     from gitive.anchor.prepared.workers import Worker
     from testing.prepared import WORKER

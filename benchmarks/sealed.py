@@ -38,7 +38,7 @@ TARGET_INGEST = 1.5
 
 class Store:
     def __init__(self, base: Path, sealed: bool) -> None:
-        from gitive.team import ops
+        from gitive.enrolment import ops
 
         self.base, self.sealed = base, sealed
         self.remote, self.work, self.home = base / "remote.git", base / "work", base / "home"

@@ -74,7 +74,7 @@ class Store:
     """One machine's clone of a bare remote, a team founded in it, and a file to cite."""
 
     def __init__(self, base: Path) -> None:
-        from gitive.team import ops
+        from gitive.enrolment import ops
 
         self.base, self.remote, self.work, self.home = base, base / "remote.git", base / "work", base / "home"
         c.git("init", "--quiet", "--bare", self.remote)

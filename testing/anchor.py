@@ -92,7 +92,7 @@ class Ticker:
     """The anchor's tick in this process, one :class:`~gitive.anchor.tick.Anchor` across calls (one run)."""
 
     def __init__(self, machine: Machine, config: Any = None) -> None:
-        from gitive.anchor.config import Config
+        from gitive.anchor.base.configuration import Config
         from gitive.anchor.tick import Anchor
         from gitive.core.clock import now_ms
         from gitive.team.hive import open_hive

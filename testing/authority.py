@@ -1,7 +1,7 @@
 """A v2 team as signed envelopes, for the authority property tests: founder, joiners, their person keys,
 decisions with gestures, lessons, reviews, citations, removals with heads.
 
-Every record is shaped exactly as gitive writes it (``gitive.team.ops``, ``gitive.lessons``); hostile moves
+Every record is shaped exactly as gitive writes it (``gitive.enrolment.ops``, ``gitive.lessons``); hostile moves
 are made by writing what an attacker with a machine key (but not the person's passphrase) could.
 """
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from gitive.core import canonical
 from gitive.index import db as index_db
-from gitive.index import entries as entry_rows
+from gitive.index import envelopes as envelope_rows
 from gitive.index import lessons as lesson_tables
-from gitive.index import sealed
+from gitive.index import sealed, unsealing
 from gitive.index.problems import Report
 from gitive.index.roster import recompute_roster
 from gitive.store.logs import Entry
@@ -41,7 +41,7 @@ def build(envelopes: list[dict[str, Any]], team_id: str, founder: str,
                      "VALUES (?,?,?,?,?,?,?,?,?)", (body["author"], body["log"], body["seq"], commit,
                                                     body["record"]["type"], body["at"],
                                                     json.dumps(body["scope"], sort_keys=True),
-                                                    entry_rows.stored_envelope(entry), entry.hash))
+                                                    envelope_rows.stored_envelope(entry), entry.hash))
         conn.execute("INSERT INTO logs VALUES (?, ?, ?, ?, NULL) ON CONFLICT(author, log) DO UPDATE SET "
                      "hwm = MAX(hwm, excluded.hwm)", (body["author"], body["log"], body["seq"], commit))
         if body["record"]["type"] in lesson_tables.KINDS:
@@ -53,7 +53,7 @@ def build(envelopes: list[dict[str, Any]], team_id: str, founder: str,
     report = Report()
     recompute_roster(conn, team_id, founder, report)
     keyring = sealed.Keyring(conn, key) if key is not None else None
-    sealed.open_waiting(conn, keyring, report)
+    unsealing.open_waiting(conn, keyring, report)
     touched |= report.lessons_touched
     lesson_tables.after_ingest(conn, [], touched - {""}, report.roster_changed, team_id=team_id, keyring=keyring)
     return conn

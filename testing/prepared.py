@@ -24,7 +24,7 @@ CHECK = "from calc import add\n\nassert add(2, 3) == 5, 'add is wrong'\nprint('o
 
 def config(**prepared: Any) -> Any:
     """The anchor's config: the deterministic worker as ``fix`` (the default), plus ``prepared`` settings."""
-    from gitive.anchor.config import Config
+    from gitive.anchor.base.configuration import Config
     from gitive.anchor.prepared.settings import Prepared
     from gitive.anchor.prepared.workers import Worker
 

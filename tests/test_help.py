@@ -87,3 +87,41 @@ def test_root_help_lists_every_command(tmp_path: Path) -> None:
     assert result.code == 0
     for name in _tree().commands:
         assert name in result.out
+
+
+@pytest.mark.parametrize("path", [p for p, cmd in _commands() if "\\[" in (cmd.help or "")], ids=" ".join)
+def test_bracketed_keys_in_help_survive_the_formatter(path: tuple[str, ...], tmp_path: Path) -> None:
+    """``\\[a]pprove`` in a docstring shows as ``[a]pprove``: Rich would read a bare ``[a]`` as markup and drop it."""
+    import re
+
+    cmd = dict(_commands())[path]
+    keys = re.findall(r"\\\[(\w+)\](\w*)", cmd.help)
+    result = run_cli([*path, "--help"], tmp_path, {})
+    flat = " ".join(result.out.replace("│", " ").split())
+    assert keys and all(f"[{k}]{rest}" in flat for k, rest in keys), flat
+
+
+def test_no_help_text_has_an_unescaped_bracket_key() -> None:
+    """A new docstring with a bare ``[x]word`` would be eaten by the formatter (it was: "pprove, dit, kip")."""
+    import re
+
+    bare = {" ".join(p): cmd.help for p, cmd in _commands() if re.search(r"(?<!\\)\[[a-z]\]\w", cmd.help or "")}
+    assert not bare, bare
+
+
+def test_the_readme_command_table_names_every_command() -> None:
+    """A new command is documented where a new user looks first (the README's table), not only in --help."""
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    table = readme[readme.index("## Commands"):]
+    table = table[:table.index("\n\n", table.index("| command |"))]
+    named = set(re.findall(r"`gitive ([a-z-]+)", table)) | set(re.findall(r"`([a-z-]+)[ `]", table))
+    top = {path[0] for path, _ in _commands() if len(path) == 1}
+    assert top <= named, sorted(top - named)
+
+
+def test_the_readme_documents_every_exit_code() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    text = " ".join(readme[readme.index("## Commands"):].split())
+    assert all(said in text for said in ("exit code 1", "2 is a usage error", "3 an internal error", "130 an interrupt"))

@@ -15,66 +15,30 @@ runs the anchor, and never read from the shared repository, which anyone who can
 
 from __future__ import annotations
 
-import shlex
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gitive.anchor.base.configuration import (
+    DEFAULT_INTERVAL,
+    DEFAULT_TIMEOUT,
+    Config,
+    ConfigError,
+    Watcher,
+    command_words,
+)
+from gitive.anchor.prepared import settings, workers
 from gitive.core.home import gitive_home
 from gitive.core.ids import is_name
-from gitive.errors import GitiveError
 
 FILE = "anchor.yaml"
-DEFAULT_INTERVAL = 30.0
-DEFAULT_TIMEOUT = 10.0
 _KNOWN = {"interval", "watchers", "workers", "prepared"}  # workers, prepared: gitive/anchor/workers.py, settings.py
 _WATCHER_KEYS = {"command", "every", "timeout"}
-
-
-class ConfigError(GitiveError):
-    pass
-
-
-@dataclass(frozen=True)
-class Watcher:
-    name: str
-    command: tuple[str, ...]
-    every: float = 0.0
-    timeout: float = DEFAULT_TIMEOUT
-
-
-@dataclass(frozen=True)
-class Config:
-    interval: float = DEFAULT_INTERVAL
-    watchers: tuple[Watcher, ...] = field(default_factory=tuple)
-    path: Path | None = None
-    workers: dict[str, Any] = field(default_factory=dict)  # name -> gitive.anchor.prepared.workers.Worker
-    prepared: Any = None  # gitive.anchor.prepared.settings.Prepared (None: the defaults)
-
-    @property
-    def watcher_names(self) -> set[str]:
-        return {w.name for w in self.watchers}
 
 
 def _number(where: str, value: Any, low: float) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or value < low:
         raise ConfigError(f"{where} must be a number of seconds, at least {low:g}")
     return float(value)
-
-
-def command_words(where: str, command: Any) -> tuple[str, ...]:
-    """A command from the config: a list of words, or a string split as a shell would (run without one).
-
-    Raises:
-        ConfigError: neither, or empty.
-    """
-    try:
-        words = shlex.split(command) if isinstance(command, str) else command
-    except ValueError as exc:
-        raise ConfigError(f"{where} cannot be split into words: {exc}") from None
-    if not isinstance(words, list) or not words or not all(isinstance(w, str) and w for w in words):
-        raise ConfigError(f"{where} must be a non-empty list of words, or a string")
-    return tuple(words)
 
 
 def _watcher(path: Path, name: Any, spec: Any) -> Watcher:
@@ -115,8 +79,6 @@ def load(path: Path | None = None) -> Config:
     watchers = data.get("watchers") or {}
     if not isinstance(watchers, dict):
         raise ConfigError(f"{path}: `watchers` must map a name to its command")
-    from gitive.anchor.prepared import settings, workers
-
     return Config(_number(f"{path}: `interval`", data.get("interval", DEFAULT_INTERVAL), 1),
                   tuple(_watcher(path, name, spec) for name, spec in watchers.items()), path,
                   workers.parse(path, data.get("workers")), settings.parse(path, data.get("prepared")))

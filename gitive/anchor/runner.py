@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gitive.anchor.base import state
-from gitive.anchor.config import Config
+from gitive.anchor.base.configuration import Config
 from gitive.anchor.config import load as load_config
 from gitive.anchor.tick import Anchor, TickReport, tick
 from gitive.core import pidlock

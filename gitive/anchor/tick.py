@@ -31,9 +31,17 @@ import pygit2
 
 from gitive.anchor import sources, watchers
 from gitive.anchor.base import state
-from gitive.anchor.config import Config
-from gitive.anchor.gate.queue import Gate, Item, Queue, item_for
+from gitive.anchor.base.configuration import Config
+from gitive.anchor.base.context import Gate, Step, Tick, TickReport
+from gitive.anchor.gate.gating import Gate as Gating
+from gitive.anchor.gate.gating import RunGate
+from gitive.anchor.gate.queue import Item, Queue, item_for
+from gitive.anchor.gate.watched import OfferWatched
+from gitive.anchor.obligations.dangling import OfferDangling
 from gitive.anchor.obligations.evaluation import Evaluator, Results
+from gitive.anchor.prepared.rescue import Rescue
+from gitive.anchor.prepared.speculative import SpeculativeMerges
+from gitive.anchor.prepared.work import PreparedWork
 from gitive.core.clock import now_ms
 from gitive.core.records import TEAM_SCOPE
 from gitive.errors import RemoteError
@@ -50,38 +58,16 @@ _ORDER = {"log": 0, "ref": 1, "presence": 2, "watcher": 3, "clock": 4}
 
 
 @dataclass
-class TickReport:
-    at: int
-    idle: bool = True
-    fetched: list[str] = field(default_factory=list)
-    unreachable: dict[str, str] = field(default_factory=dict)
-    received: int = 0
-    events: dict[str, int] = field(default_factory=dict)
-    evaluations: int = 0
-    fired: list[dict[str, Any]] = field(default_factory=list)
-    verdicts: list[dict[str, str]] = field(default_factory=list)
-    problems: dict[str, str] = field(default_factory=dict)
-    pushed: int = 0
-    gate: dict[str, Any] = field(default_factory=dict)  # the gate's decisions this tick, by branch
-    prepared: list[dict[str, str]] = field(default_factory=list)  # prepared-work records written (docs/prepared.md)
-    merges: dict[str, int] = field(default_factory=dict)  # a speculative-merge pass that did something
-    rescued: int = 0  # rescue messages sent to stuck sessions
-    ms: int = 0
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-
-@dataclass
 class Anchor:
-    """One anchor run: the hive it serves, its config, when it started, and what it keeps between ticks."""
+    """One anchor run: the hive it serves, its config, when it started, and what it keeps between ticks
+    (implements :class:`gitive.anchor.base.context.Run`, what a step sees of it)."""
 
     hive: Hive
     config: Config
     started: int
     _evaluator: tuple[str, Evaluator] | None = None
     _reconciled: bool = False
-    _unpushed: bool = True  # this machine's refs may be ahead of the remote: push at the next tick
+    unpushed: bool = True  # this machine's refs may be ahead of the remote: push at the next tick
     _packed: bool = False
     _gated: bool = False  # the gate has read the index once in this run
     # Every ref's tip in each shared store as the last fetch left it (by repository path): the sources read it,
@@ -274,7 +260,9 @@ def tick(anchor: Anchor, *, fetch: bool = True, gate: Gate | None = None) -> Tic
             _reconcile(anchor, index, gate)
             anchor._reconciled = True
         batch = _collect(anchor, index, st, now, report)
-        _offer_watched(anchor, gate, index, batch)
+        ctx = Tick(anchor, index, st, gate, now, report, batch.events, batch.counts)
+        for step in INTAKE:
+            step.run(ctx)
         done = table.fired(index)
         evaluator, results = None, Results()
         mark = anchor.mark(index)
@@ -295,67 +283,30 @@ def tick(anchor: Anchor, *, fetch: bool = True, gate: Gate | None = None) -> Tic
             for source, value in batch.cursors.items():
                 state.put(st, source, value, now)
         report.events = batch.counts
-        _prepared(anchor, index, st, gate, now, report)
-        _run_gate(anchor, gate, index, st, now, report, batch)
+        ctx.changed = bool(report.received or batch.events or report.fired) or not anchor._gated
+        for step in STEPS:
+            step.run(ctx)
+        anchor._gated = True
     anchor.keep_open()
     report.idle = not (batch.events or report.fired or report.verdicts or report.received or report.gate
                        or report.prepared or report.merges or report.rescued)
     if not report.idle or not anchor._packed:
         _pack_refs(anchor)
-    anchor._unpushed |= bool(report.fired or report.verdicts or report.gate)
-    if anchor._unpushed and reached:
-        report.pushed, anchor._unpushed = _push(anchor, reached)
+    anchor.unpushed |= bool(report.fired or report.verdicts or report.gate)
+    if anchor.unpushed and reached:
+        report.pushed, anchor.unpushed = _push(anchor, reached)
     report.ms = int((time.monotonic() - clock) * 1000)
     return report
 
 
 def _gate(anchor: Anchor, st: sqlite3.Connection, index: sqlite3.Connection) -> Gate:
-    from gitive.anchor.gate.gating import Gate as Gating
-
     return Gating(anchor.hive, st, index)
 
 
-def _prepared(anchor: Anchor, index: sqlite3.Connection, st: sqlite3.Connection, gate: Gate, now: int,
-              report: TickReport) -> None:
-    """Prepared work (docs/prepared.md): tasks, drafts and approvals; speculative merges; rescue of stuck
-    sessions; each its own module."""
-    from gitive.anchor.prepared import rescue, speculative
-    from gitive.anchor.prepared import work as prepared
-
-    prepared.step(anchor, index, gate, now, report)
-    speculative.step(anchor, st, index, now, report)
-    rescue.step(anchor, st, index, now, report)
-
-
-def _offer_watched(anchor: Anchor, gate: Gate, index: sqlite3.Connection, batch: sources.Batch) -> None:
-    """Watcher lines meant for a person (a title, a failed CI state, a security mark) become candidates."""
-    from gitive.anchor.gate import gating, watched
-
-    if isinstance(gate, gating.Gate):
-        found = [e for e in batch.events if e["source"]["kind"] == "watcher"]
-        if found:
-            gating.offer_all(gate, watched.candidates(found, index, anchor.hive))
-
-
-def _run_gate(anchor: Anchor, gate: Gate, index: sqlite3.Connection, st: sqlite3.Connection, now: int,
-              report: TickReport, batch: sources.Batch) -> None:
-    """Dangling work, then the gate's decisions for everything offered (docs/gate.md)."""
-    from gitive.anchor.gate import digest, gating
-    from gitive.anchor.obligations import dangling
-
-    if not isinstance(gate, gating.Gate):
-        return
-    changed = bool(report.received or batch.events or report.fired) or not anchor._gated
-    if changed:
-        gating.offer_all(gate, dangling.candidates(anchor.hive, index, st, batch, now))
-    digest.record_checked(st, now, sum(batch.counts.values()), report.evaluations,
-                          len(table.open_obligations(index)) if batch.events else 0,
-                          batch.counts.get("watcher", 0))
-    found = gate.run(now, changed)
-    anchor._gated = True
-    if found.decided:
-        report.gate = {"decided": found.decided, "delivered": found.delivered, "decisions": found.decisions}
-
+# Steps of the rooms, each a small object below the tick (gitive.anchor.base.context.Step): what the tick offers
+# the gate before it evaluates obligations, and what runs after the cursors are saved, in this order.
+INTAKE: tuple[Step, ...] = (OfferWatched(),)
+STEPS: tuple[Step, ...] = (PreparedWork(), SpeculativeMerges(), Rescue(), OfferDangling(), RunGate())
 
 LOOSE_REFS = 32  # an idle tick reads every ref twice (ingest, sources): loose ones cost a file each
 
@@ -393,4 +344,4 @@ def queued(anchor: Anchor, limit: int = 100) -> list[dict[str, Any]]:
         return Queue(st).items(state=None, limit=limit)
 
 
-__all__ = ["Anchor", "Item", "TickReport", "queued", "tick"]
+__all__ = ["Anchor", "Item", "queued", "tick"]

@@ -16,7 +16,7 @@ import signal
 import subprocess
 from typing import Any, NamedTuple
 
-from gitive.anchor.config import Watcher
+from gitive.anchor.base.configuration import Watcher
 from gitive.anchor.obligations import events
 
 MAX_OUTPUT = 1 << 20  # bytes of stdout read from one run

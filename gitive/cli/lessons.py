@@ -22,6 +22,7 @@ def _propose(kind: str, text: str, applicability: str, evidence: list[str], tags
              quote: str | None, speaker: str | None, about: str | None, supersedes: str | None,
              session: str | None, as_json: bool, symptoms: list[str] | None = None,
              sealed: bool | None = None) -> int:
+    from gitive.daemon.own_sessions import session_label
     from gitive.index.refresh import fresh_index
     from gitive.lessons import catalog
     from gitive.lessons.propose import make_quote, propose
@@ -30,6 +31,8 @@ def _propose(kind: str, text: str, applicability: str, evidence: list[str], tags
     hive = open_hive()
     with fresh_index(hive) as (conn, _):
         old = catalog.resolve_id(conn, supersedes) if supersedes else None
+        if session:
+            session = session_label(hive, session)
         done = propose(hive, conn, kind=kind, text=text, applicability=applicability,
                        quote=make_quote(quote, speaker, about), evidence=evidence, tags=tags, scope=scope,
                        supersedes=old, session=session, symptoms=symptoms, sealed=sealed)

@@ -98,8 +98,8 @@ def person_gesture(purpose: str, scripted: bool) -> None:
     if personkey.exists():
         ask_signer(purpose, scripted).sign(b"gitive/local-gesture/" + os.urandom(16))
         return
+    from gitive.enrolment import decisions
     from gitive.errors import NotAllowed
-    from gitive.index import decisions
 
     if decisions.gestures_required_here():
         raise NotAllowed("this decision needs your person key: create it with `gitive person init` (or "
@@ -154,7 +154,7 @@ def show(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help=
     """
     if ctx.invoked_subcommand:
         return 0
-    from gitive.index import decisions as standing
+    from gitive.enrolment import decisions as standing
 
     found = standing.person_status()
     if as_json:
@@ -182,7 +182,7 @@ def init(
 
     Example: gitive person init
     """
-    from gitive.index import decisions as standing
+    from gitive.enrolment import decisions as standing
 
     if personkey.exists():
         raise GitiveError(f"a person key already exists at {personkey.key_path()}; `gitive person` shows it")
@@ -204,7 +204,7 @@ def register(
 
     Example: gitive person register
     """
-    from gitive.index import decisions as standing
+    from gitive.enrolment import decisions as standing
 
     signer = ask_signer("to register it", stdin)
     endorser = None

@@ -52,7 +52,7 @@ def queue(
     everyone: bool = typer.Option(False, "--all", help="Show every pending lesson, not only those for you."),
     stdin: bool = passphrase_stdin(),
 ) -> int:
-    """Go through the lessons waiting for you: [a]pprove, [e]dit and approve, [r]eject, [s]kip, [q]uit.
+    """Go through the lessons waiting for you: \\[a]pprove, \\[e]dit and approve, \\[r]eject, \\[s]kip, \\[q]uit.
 
     Needs a person at a terminal; refuses to run inside an agent harness. Your person key's passphrase is
     asked once, at your first decision, and signs every decision of the batch.

@@ -64,8 +64,8 @@ def prepared(
     stdin: bool = passphrase_stdin(),
     as_json: bool = typer.Option(False, "--json", help="Print what was signed as JSON."),
 ) -> int:
-    """Review the anchor's drafts at a terminal: see the diff, then [a]pprove, [e]dit (your own commit over the
-    draft) or [s]kip. The review is signed with your person key and bound to the exact change and its base.
+    """Review the anchor's drafts at a terminal: see the diff, then \\[a]pprove, \\[e]dit (your own commit over
+    the draft) or \\[s]kip. The review is signed with your person key and bound to the exact change and its base.
 
     Example: gitive review prepared 3f1c9a0b --approve --note "matches the bug report"
     """

@@ -22,8 +22,8 @@ def sync(
 
     Example: gitive sync --remote origin
     """
-    from gitive.capture.outcomes import record_if_due
     from gitive.index import sync as syncing
+    from gitive.lessons.outcomes import record_if_due
     from gitive.team.hive import open_hive
 
     hive = open_hive()

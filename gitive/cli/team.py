@@ -41,10 +41,10 @@ def init(
 
     Example: gitive init --person alice
     """
+    from gitive.enrolment import ops
     from gitive.index.membership import ensure_member
     from gitive.index.refresh import fresh_index
     from gitive.store.repo import workdir
-    from gitive.team import ops
     from gitive.team.hive import open_hive
 
     machine_name = machine or ops.default_machine_name()
@@ -93,10 +93,10 @@ def invite(
 
     Example: gitive invite --days 2   (an anchor: gitive invite --anchor)
     """
+    from gitive.enrolment import anchors, ops
     from gitive.index import sync as syncing
     from gitive.index.refresh import fresh_index
     from gitive.lessons import gate
-    from gitive.team import anchors, ops
     from gitive.team.hive import open_hive
 
     if anchor and (person or reusable):
@@ -152,9 +152,9 @@ def join(
 
     Example: gitive join gitive-mfrgg... --person bob
     """
+    from gitive.enrolment import ops
+    from gitive.enrolment.join import join as do_join
     from gitive.errors import GitiveError
-    from gitive.index.join import join as do_join
-    from gitive.team import ops
 
     if code is None:
         if person or team_remote:
@@ -187,7 +187,7 @@ def attach(
 
     Example: gitive attach --team acme
     """
-    from gitive.index.join import attach as do_attach
+    from gitive.enrolment.join import attach as do_attach
 
     done = do_attach(None, team, source)
     if as_json:
@@ -271,10 +271,10 @@ def team_remove(
 
     Example: gitive team remove bob/old-laptop
     """
+    from gitive.enrolment import ops
     from gitive.index import sync as syncing
     from gitive.index.refresh import fresh_index
     from gitive.lessons import gate
-    from gitive.team import ops
     from gitive.team.hive import open_hive
 
     hive = open_hive()
@@ -300,7 +300,7 @@ def team_role(
 
     Example: gitive team role bob admin
     """
-    from gitive.index import decisions
+    from gitive.enrolment import decisions
     from gitive.index import sync as syncing
     from gitive.index.refresh import fresh_index
     from gitive.lessons import gate
@@ -329,7 +329,7 @@ def team_migrate(
 
     Example: gitive team migrate
     """
-    from gitive.index import decisions
+    from gitive.enrolment import decisions
     from gitive.index import sync as syncing
     from gitive.index.refresh import fresh_index
     from gitive.lessons import gate

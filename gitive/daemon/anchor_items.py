@@ -50,16 +50,16 @@ def ensure(db: sqlite3.Connection) -> None:
 
 def take(index: sqlite3.Connection, db: sqlite3.Connection, team: str, person: str, now: int | None = None) -> int:
     """Record the deliveries to ``person`` the ledger holds that this machine has not seen; how many were new."""
-    from gitive.anchor.gate import ledger
+    from gitive.index import ledger as ledger_reads
 
     ensure(db)
     now = now if now is not None else now_ms()
     key = f"anchor-items-at:{team}"
     row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     cursor = int(row[0]) if row else 0
-    found = [d for d in ledger.decisions(index, person=person, since=max(0, cursor - 86_400_000))
+    found = [d for d in ledger_reads.decisions(index, person=person, since=max(0, cursor - 86_400_000))
              if d["branch"] == "floor" or (d["branch"] in ("alarm", "attention", "note") and not d["shadow"])]
-    records = ledger.item_records(index, [d["item"] for d in found])
+    records = ledger_reads.item_records(index, [d["item"] for d in found])
     added = 0
     for d in sorted(found, key=lambda d: (d["at"], d["anchor"], d["seq"])):
         record = records.get(d["item"]) or {}

@@ -13,6 +13,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from gitive.core.clock import now_ms
+from gitive.core.credentials import is_credential_path
 from gitive.errors import GitiveError
 
 DEFAULT_MINUTES = 30
@@ -43,8 +44,6 @@ def claim(db: sqlite3.Connection, session: str, paths: list[str], minutes: int, 
     Raises:
         GitiveError: no paths, too many, or minutes out of range.
     """
-    from gitive.daemon.presence import is_credential_path
-
     now = now if now is not None else now_ms()
     if not paths:
         raise GitiveError("say which files to claim (paths in the repository)")

@@ -17,23 +17,15 @@ import pygit2
 from gitive.capture import events, locate
 from gitive.core import canonical
 from gitive.core.clock import now_ms
+from gitive.core.credentials import is_credential_path
 from gitive.daemon import claims
 from gitive.store import presence as store_presence
 from gitive.team.hive import Hive
 from gitive.team.presence import LIVE_MS, peers
 
 MAX_FILES = 32
-_CREDENTIALS = re.compile(
-    r"(^|/)(\.env(\..*)?|\.envrc|\.netrc|\.pgpass|\.git-credentials|\.npmrc|\.pypirc|credentials(\.json)?|"
-    r"id_(rsa|dsa|ecdsa|ed25519)(\.pub)?|.*\.(pem|key|p12|pfx|kdbx|keystore|jks)|secrets?\.(ya?ml|json|toml)|"
-    r"\.aws/.*|\.ssh/.*|\.gnupg/.*|\.docker/config\.json|\.kube/config|.*token.*|.*secret.*|"
-    r"\.config/gh/hosts\.yml|\.config/git/credentials|machine\.key)$", re.IGNORECASE)
 TURN_AFTER = {"session.start": "idle", "prompt.submitted": "busy", "tool.completed": "busy", "turn.stop": "idle",
               "approval.requested": "waiting_approval"}
-
-
-def is_credential_path(path: str) -> bool:
-    return bool(_CREDENTIALS.search(path.replace("\\", "/")))
 
 
 def _slug(text: str) -> str:

@@ -220,7 +220,7 @@ class Service:
         Raises:
             GitiveError: ``path`` is not in a team.
         """
-        from gitive.capture.outcomes import record_if_due
+        from gitive.lessons.outcomes import record_if_due
 
         hive = open_hive(path)
         if sync_key(hive) not in self.status:  # a repository this daemon did not serve yet

@@ -265,9 +265,9 @@ def _lesson_search(conn: sqlite3.Connection) -> None:
 
 
 def _compact_index(conn: sqlite3.Connection) -> None:
-    from gitive.index import entries, lesson_text
+    from gitive.index import envelopes, lesson_text
 
-    conn.create_function("gitive_stored_envelope", 2, entries.stored_envelope_text, deterministic=True)
+    conn.create_function("gitive_stored_envelope", 2, envelopes.stored_envelope_text, deterministic=True)
     conn.execute("UPDATE entries SET envelope = gitive_stored_envelope(log, envelope)")
     lesson_text.make_contentless(conn)
     for table in ("lesson_status", "lesson_bodies"):

@@ -20,11 +20,12 @@ from typing import Any
 
 import pygit2
 
-from gitive.core import canonical, signed
+from gitive.core import signed
 from gitive.errors import InvalidRecord
 from gitive.index import lessons as lesson_tables
 from gitive.index import sealed
 from gitive.index.db import meta_get, meta_set
+from gitive.index.envelopes import stored_envelope
 from gitive.index.problems import Report, record_problem
 from gitive.store import logs, refs
 from gitive.store.logs import Entry
@@ -46,24 +47,6 @@ def _scope_text(scope: dict[str, Any]) -> str:
     if text is None:
         text = _SCOPES[f"{key[0]}={key[1]}"] = json.dumps(scope, sort_keys=True)
     return text
-
-
-FULL_ENVELOPE_LOGS = ("roster",)
-
-
-def stored_envelope(entry: Entry) -> str:
-    """What the ``envelope`` column keeps of ``entry``: the record only, or all of a roster entry."""
-    if entry.body["log"] in FULL_ENVELOPE_LOGS:
-        return entry.raw.decode()
-    return '{"body":{"record":' + canonical.dumps_trusted(entry.body["record"]).decode() + "}}"
-
-
-def stored_envelope_text(log: str, envelope: str) -> str:
-    """``stored_envelope`` of an envelope already in the index (whole or already cut down: kept as it is)."""
-    if log in FULL_ENVELOPE_LOGS:
-        return envelope
-    record = json.loads(envelope)["body"]["record"]
-    return '{"body":{"record":' + canonical.dumps_trusted(record).decode() + "}}"
 
 
 def _stored(row: Row) -> Row:

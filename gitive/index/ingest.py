@@ -21,7 +21,7 @@ from gitive.constants import BODIES_REF_PREFIX, CHAIN_PROBLEMS, REMOTES_REF_PREF
 from gitive.core.clock import now_ms
 from gitive.index import entries as entry_rows
 from gitive.index import lessons as lesson_tables
-from gitive.index import sealed
+from gitive.index import sealed, unsealing
 from gitive.index.db import meta_get, meta_set
 from gitive.index.problems import Report, clear_chain_problems, record_problem
 from gitive.index.roster import recompute_roster
@@ -240,7 +240,7 @@ def ingest(conn: sqlite3.Connection, stores: list[pygit2.Repository], team_id: s
             meta_set(conn, sealed.READER, me)  # whose personal scope this index shows
         _ingest_all(conn, team_id, founder, work, parked, report, now, progress)
         keyring = sealed.Keyring(conn, key) if key is not None else None
-        sealed.open_waiting(conn, keyring, report)
+        unsealing.open_waiting(conn, keyring, report)
         if report.lessons_touched or moved_bodies or report.roster_changed or report.quarantined:
             lesson_tables.after_ingest(conn, stores, report.lessons_touched - {""},
                                        report.roster_changed or report.quarantined, team_id=team_id,

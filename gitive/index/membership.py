@@ -9,7 +9,7 @@ from gitive.core.records import TEAM_SCOPE
 from gitive.errors import GitiveError, NotAllowed
 from gitive.index import deciding
 from gitive.index import projects as project_index
-from gitive.index.refresh import catch_up
+from gitive.index.catchup import catch_up
 from gitive.store import logs
 from gitive.team import projects
 from gitive.team.hive import Hive

@@ -134,7 +134,7 @@ def _copy(hive: Hive, conn: sqlite3.Connection, store: Path) -> tuple[int, int]:
     from gitive.core.lessons import body_hash
     from gitive.errors import InvalidRecord
     from gitive.index.bodies import parse_body
-    from gitive.index.refresh import catch_up
+    from gitive.index.catchup import catch_up
     from gitive.index.scopes import write
     from gitive.index.sealed import SEALABLE
     from gitive.store import bodies, refs, verify

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitive.core import notices
 from gitive.index import db, obligations, personal_migration
+from gitive.index.catchup import me_or_none
 from gitive.index.problems import Report
 from gitive.store import gitdir
 from gitive.team.hive import Hive
@@ -45,7 +46,7 @@ def fresh_index(hive: Hive, progress: Progress | None = None) -> Iterator[tuple[
             return
         from gitive.index import ingest
 
-        me = _me_or_none(hive)
+        me = me_or_none(hive)
         report = ingest.ingest(conn, hive.stores(), hive.team_id, hive.founder, me, progress,
                                key=hive.machine_key if me is not None else None)
         if me is not None:
@@ -91,7 +92,7 @@ def _say_remembered_notices(hive: Hive, conn: sqlite3.Connection) -> None:
     if remembered is not None and remembered.get("keys") == _keys_fingerprint():
         for line in remembered["lines"]:
             notices.emit(line)
-    elif (me := _me_or_none(hive)) is not None:
+    elif (me := me_or_none(hive)) is not None:
         _say_notices(conn, me)
 
 
@@ -142,32 +143,12 @@ def _unchanged(conn: sqlite3.Connection, store_dirs: list[Path]) -> bool:
     return True
 
 
-def catch_up(hive: Hive, conn: sqlite3.Connection) -> Report:
-    """Ingest whatever was written since ``conn`` was opened (a check-then-write must see its own writes)."""
-    from gitive.index import ingest
-
-    me = _me_or_none(hive)
-    report = ingest.ingest(conn, hive.stores(), hive.team_id, hive.founder, me,
-                           key=hive.machine_key if me is not None else None)
-    obligations.refresh(conn)
-    return report
-
-
 def rebuild(hive: Hive, progress: Progress | None = None) -> Report:
     """Delete the index and recreate it from refs alone."""
     for suffix in ("", "-wal", "-shm"):
         hive.index_path.with_name(hive.index_path.name + suffix).unlink(missing_ok=True)
     with fresh_index(hive, progress) as (_, report):
         return report
-
-
-def _me_or_none(hive: Hive) -> str | None:
-    from gitive.errors import KeyFileError
-
-    try:
-        return hive.me
-    except KeyFileError:
-        return None
 
 
 def _cache_project_id(hive: Hive) -> None:

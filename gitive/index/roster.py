@@ -13,6 +13,7 @@ import sqlite3
 from typing import Any
 
 from gitive.constants import LOG_NAMES
+from gitive.core import roles
 from gitive.core.clock import now_ms
 from gitive.index.db import meta_get, meta_set
 from gitive.index.lessons import TEAM_META, check_pending_gestures
@@ -52,7 +53,7 @@ def _gap_rows(roster: rosters.Roster) -> tuple[list[tuple[Any, ...]], list[tuple
 
 
 def _exempt_rows(roster: rosters.Roster) -> list[tuple[str, str, int]]:
-    if roster.version >= authority.TEAM_VERSION:
+    if roster.version >= roles.TEAM_VERSION:
         return []
     if roster.migration is None:
         return [("*", "*", ALL)]
@@ -85,7 +86,7 @@ def recompute_roster(conn: sqlite3.Connection, team_id: str, founder: str, repor
     conn.executemany("INSERT INTO member_time_gaps VALUES (?,?,?,?)", by_time)
     conn.executemany("INSERT OR IGNORE INTO person_keys VALUES (?,?)",
                      [(person, key) for person, keys in roster.keys.items() for key in keys])
-    current = roster.admins()
+    current = authority.admin_persons(roster)
     conn.executemany("INSERT INTO admins VALUES (?,?)",
                      [(p, int(p in current)) for p in sorted(roster.ever_admins | current)])
     conn.executemany("INSERT INTO gesture_exempt VALUES (?,?,?)", _exempt_rows(roster))

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from gitive.core import canonical, records, sealing
 from gitive.core.clock import now_ms
 from gitive.errors import InvalidRecord, NotAllowed
-from gitive.index.refresh import catch_up
+from gitive.index.catchup import catch_up
 from gitive.index.sealed import SEALABLE, Keyring
 from gitive.store import bodies, logs
 

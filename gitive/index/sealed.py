@@ -20,12 +20,8 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from gitive.constants import MAX_BODY_BYTES
-from gitive.core import canonical, records, sealing
-from gitive.core.ids import is_hex64
-from gitive.errors import InvalidRecord
+from gitive.core import canonical, sealing
 from gitive.index.db import meta_get
-from gitive.index.problems import Report, record_problem
-from gitive.store import refs
 from gitive.store.logs import Entry
 
 if TYPE_CHECKING:
@@ -97,100 +93,6 @@ class Keyring:
         return keys
 
 
-def open_waiting(conn: sqlite3.Connection, keyring: Keyring | None, report: Report) -> None:
-    """Open the sealed entries whose key this machine now holds: new ones, and, when new scope keys came, every
-    one still waiting for a key."""
-    if keyring is None:
-        return
-    columns = "author, log, seq, commit_id, scope, epoch"
-    if conn.execute("SELECT 1 FROM scope_keys WHERE seen = 0 LIMIT 1").fetchone():
-        keyring.forget()
-        conn.execute("UPDATE scope_keys SET seen = 1 WHERE seen = 0")
-        epochs = sorted(keyring.keys())
-        rows = [r for batch in _chunks(epochs) for r in conn.execute(
-            f"SELECT {columns} FROM sealed_entries WHERE state IN ({NEW}, {WAITING}) "
-            f"AND epoch IN ({','.join('?' * len(batch))})", batch)]
-    else:
-        rows = []
-    rows += conn.execute(f"SELECT {columns} FROM sealed_entries WHERE state = {NEW}").fetchall()
-    done: set[tuple[str, str, int]] = set()
-    for author, log, seq, commit, scope, epoch in rows:
-        if (author, log, seq) in done:
-            continue
-        done.add((author, log, seq))
-        key = keyring.key(epoch)
-        if key is None:
-            conn.execute(f"UPDATE sealed_entries SET state = {WAITING} WHERE author = ? AND log = ? AND seq = ?",
-                         (author, log, seq))
-            continue
-        _open(conn, report, key, author, log, seq, commit, json.loads(scope), keyring.me)
-
-
-def _chunks(items: list[str], size: int = 500) -> list[list[str]]:
-    return [items[i:i + size] for i in range(0, len(items), size)]
-
-
-def _open(conn: sqlite3.Connection, report: Report, key: bytes, author: str, log: str, seq: int, commit: str,
-          scope: dict[str, Any], reader: str) -> None:
-    box, epoch, at = conn.execute("SELECT json_extract(envelope, '$.body.record.box'), json_extract(envelope, "
-                                  "'$.body.record.epoch'), at FROM entries WHERE author = ? AND log = ? AND seq = ?",
-                                  (author, log, seq)).fetchone()
-    plain = sealing.open_record(key, box)
-    why = "its box does not open with the key its epoch names" if plain is None else \
-        _refusal(conn, plain, author, log, scope, reader)
-    where = (author, log, seq)
-    if why is not None:
-        conn.execute(f"UPDATE sealed_entries SET state = {BAD} WHERE author = ? AND log = ? AND seq = ?", where)
-        record_problem(conn, report, REFUSED, refs.log_ref(author, log), commit, author, log, seq,
-                       f"sealed entry refused: {why}")
-        return
-    assert plain is not None
-    inner = plain["record"]
-    conn.execute(f"UPDATE sealed_entries SET state = {OPEN}, kind = ?, inner = ?, migrated = ? "
-                 "WHERE author = ? AND log = ? AND seq = ?",
-                 (inner["type"], json.dumps(inner), plain.get("migrated"), *where))
-    from gitive.index import lessons as lesson_tables  # it imports the body loader, which imports this module
-
-    body = {"author": author, "log": log, "seq": seq, "at": at, "scope": scope, "record": inner}
-    lesson_tables.project_entry(conn, Entry(commit, None, {"body": body}))
-    lesson = inner.get("id") or inner.get("about") or inner.get("lesson") or ""
-    report.lessons_touched.add(lesson)
-    for hash_ in (inner.get("body_hash"), inner.get("edits")):
-        if isinstance(hash_, str):
-            conn.execute("INSERT OR IGNORE INTO sealed_bodies VALUES (?,?,?,?,?)",
-                         (sealing.body_name(key, hash_), hash_, lesson, author, epoch))
-
-
-_PLAIN_KEYS = {"v", "author", "log", "record"}
-
-
-def _refusal(conn: sqlite3.Connection, plain: dict[str, Any], author: str, log: str,
-             scope: dict[str, Any], reader: str) -> str | None:
-    """Why an opened plaintext is not a record of this entry, or None if it is."""
-    if not _PLAIN_KEYS <= plain.keys() <= _PLAIN_KEYS | {"migrated"}:
-        return "its plaintext is not {v, author, log, record}"
-    if plain["v"] != sealing.SEALED_VERSION:
-        return f"sealed format {plain['v']!r:.20} is not one this version reads (upgrade gitive)"
-    if plain["author"] != author or plain["log"] != log:
-        return "its plaintext names another author or log (a box copied from elsewhere)"
-    if "migrated" in plain and not is_hex64(plain["migrated"]):
-        return "its `migrated` is not an entry hash"
-    try:
-        kind = records.check_record(plain["record"])
-    except InvalidRecord as exc:
-        return str(exc)
-    if kind not in SEALABLE:
-        return f"a {kind} record is never sealed"
-    if "team" in scope:
-        return "team scope is never sealed"
-    if kind == "review" and plain["record"].get("scope", scope) != scope:
-        return "the review names another scope than its entry"
-    person = scope.get("personal")
-    if person is not None and not personal_counts(conn, author, person, reader):
-        return f"a personal record of {person} counts only from and on {person}'s own machines"
-    return None
-
-
 READER = "reader"  # meta: the machine this index belongs to, whose person's personal scope it shows
 
 
@@ -213,7 +115,7 @@ def inner_record(conn: sqlite3.Connection, author: str, log: str, seq: int) -> d
 def wanted_by_names(conn: sqlite3.Connection, names: list[str]) -> set[tuple[str, str]]:
     """(body hash, lesson) of the sealed bodies stored under ``names`` that an opened record named."""
     out: set[tuple[str, str]] = set()
-    for batch in _chunks(names):
+    for batch in chunks(names):
         out.update(conn.execute(f"SELECT body_hash, lesson FROM sealed_bodies WHERE name IN "
                                 f"({','.join('?' * len(batch))})", batch))
     return out
@@ -263,3 +165,7 @@ def own_names(conn: sqlite3.Connection, me: str, pairs: list[tuple[str, str | No
             sql, args = sql + " AND lesson = ?", (*args, lesson)
         out += [(name, None) for name, _ in conn.execute(sql, args)]
     return out
+
+
+def chunks(items: list[str], size: int = 500) -> list[list[str]]:
+    return [items[i:i + size] for i in range(0, len(items), size)]

@@ -9,9 +9,10 @@ from gitive.core.clock import now_ms
 from gitive.errors import RemoteError
 from gitive.index import db, ingest, scopes, sync_history
 from gitive.index.bodies import drop_own_bodies
+from gitive.index.catchup import catch_up
 from gitive.index.entries import check_signatures
 from gitive.index.problems import Report, record_problem
-from gitive.index.refresh import catch_up, fresh_index
+from gitive.index.refresh import fresh_index
 from gitive.store import bodies, maintenance, refs, sync
 from gitive.store import repo as repos
 from gitive.team.hive import Hive
@@ -20,6 +21,7 @@ from gitive.team.hive import Hive
 @dataclass
 class SyncReport:
     fetched: dict[str, int] = field(default_factory=dict)  # remote -> refs that moved
+    moved: dict[str, int] = field(default_factory=dict)  # what those refs hold (logs, presence, bodies) -> count
     received: int = 0
     problems: list[dict[str, Any]] = field(default_factory=list)
     pushed: dict[str, list[str]] = field(default_factory=dict)
@@ -37,7 +39,7 @@ class SyncReport:
         return not self.rejected and not self.unreachable and not self.no_remote
 
     def as_dict(self) -> dict[str, Any]:
-        return {"fetched": self.fetched, "received": self.received, "problems": self.problems,
+        return {"fetched": self.fetched, "moved": self.moved, "received": self.received, "problems": self.problems,
                 "pushed": self.pushed, "rejected": [{"remote": r, "ref": f, "reason": why}
                                                     for r, f, why in self.rejected],
                 "unreachable": self.unreachable, "packed": self.packed, "dropped": self.dropped,
@@ -50,8 +52,9 @@ class SyncReport:
         ``gitive sync`` sent over its socket is printed plain."""
         from gitive.store.refs import parse_log_ref
 
-        out = [("", f"fetched {sum(self.fetched.values())} changed refs from {len(self.fetched)} remote(s); "
-                    f"received {self.received} new entries")]
+        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(self.moved.items()))
+        out = [("", f"fetched {sum(self.fetched.values())} changed refs from {len(self.fetched)} remote(s)"
+                    f"{f' ({kinds})' if kinds else ''}; received {self.received} new entries")]
         for p in self.problems:
             ref = parse_log_ref(p["source"])
             where = f"{ref.source}:{ref.machine[:12]}/{ref.log}" if ref else p["source"]
@@ -122,7 +125,11 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
             report.no_remote.append(repo.path)
         for remote in names:
             try:
-                report.fetched[remote] = len(sync.fetch(repo, remote))
+                moved = sync.fetch(repo, remote)
+                report.fetched[remote] = len(moved)
+                for name in moved:  # refs/hive-remotes/<remote>/<logs|presence|bodies>/...
+                    kind = name.split("/")[3] if name.count("/") >= 3 else "other"
+                    report.moved[kind] = report.moved.get(kind, 0) + 1
                 reached.append((repo, remote))
             except RemoteError as exc:
                 report.unreachable[remote] = str(exc)

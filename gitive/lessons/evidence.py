@@ -20,7 +20,6 @@ from gitive.index.queries import VERIFIED
 if TYPE_CHECKING:
     import pygit2
 
-    from gitive.team.hive import Hive
 
 KINDS = ("commit", "file", "event", "message", "approval")
 MAX_COMMIT_FILES = 64
@@ -130,30 +129,6 @@ def _approval(conn: sqlite3.Connection, spec: str, ref: str) -> Resolved:
     return Resolved({"kind": "approval", "ref": commit, "digest": digest}, None)  # the hash of its signed bytes
 
 
-def session_label(hive: Hive, label: str) -> str:
-    """``label`` as ``person/session`` when it names one of this machine's own sessions (as hooks registered
-    them); a lesson never claims another machine's or another person's session.
-
-    Raises:
-        InvalidRecord: it names someone else's session, or none this machine has seen.
-    """
-    from gitive.daemon import db as daemon_db  # sessions are the daemon's, a layer above
-    from gitive.daemon.service import team_view
-
-    view = team_view(hive.project.workdir or hive.project.path)
-    person, sep, name = label.partition("/")
-    if not sep:
-        person, name = view.person, label
-    if person != view.person:
-        raise InvalidRecord(f"session {label!r} is not yours: this machine proposes as {view.person}/…")
-    with daemon_db.connect() as db:
-        known = {row[0] for row in db.execute("SELECT name FROM sessions")}
-    known |= {str(r["name"]) for r in view.directory if r.get("machine") == hive.me}
-    if name not in known:
-        listed = ", ".join(f"{view.person}/{n}" for n in sorted(known)[:8]) or "none yet (sessions appear once " \
-            "a harness with gitive hooks runs here)"
-        raise InvalidRecord(f"session {label!r} is not a session of this machine; its sessions: {listed}")
-    return f"{person}/{name}"
 
 
 def files(evidence: list[dict[str, Any]]) -> list[str]:

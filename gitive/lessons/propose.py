@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, NamedTuple
 
-from gitive.index.refresh import catch_up
+from gitive.index.catchup import catch_up
 from gitive.lessons import evidence as evidence_mod
 from gitive.lessons import model, rules, writing
 from gitive.lessons.placement import place
@@ -42,6 +42,8 @@ def propose(hive: Hive, conn: sqlite3.Connection, *, kind: str, text: str, appli
     ``symptoms`` are how the problem shows up (error lines, the questions the lesson answers); they are
     stored in the body and indexed, so a later question worded differently from the text still finds it.
     ``sealed`` seals a project lesson to the team's machines (default: the repository's ``hive.sealed``).
+    ``session`` is a label already checked by :func:`gitive.daemon.own_sessions.session_label` (sessions are
+    the daemon's, a floor above).
 
     Raises:
         InvalidRecord: a write-time rule refused it; nothing was written.
@@ -51,7 +53,6 @@ def propose(hive: Hive, conn: sqlite3.Connection, *, kind: str, text: str, appli
     symptoms = rules.clean_symptoms(symptoms)
     resolved = [evidence_mod.resolve(hive.project, spec, conn=conn, me=hive.me) for spec in evidence]
     rules.check_evidence(resolved)
-    session = evidence_mod.session_label(hive, session) if session else None
     hearsay = rules.check_quote(kind, quote, resolved)
     where = place(hive, conn, scope, sealed)
     items = [r.item for r in resolved]

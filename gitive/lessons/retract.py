@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, NamedTuple
 from gitive.errors import GitiveError
 from gitive.index import deciding
 from gitive.index.bodies import drop_own_bodies
+from gitive.index.catchup import catch_up
 from gitive.index.lesson_state import may_retract
-from gitive.index.refresh import catch_up
 from gitive.lessons import catalog, writing
 from gitive.lessons.placement import place_like
 from gitive.team.hive import Hive

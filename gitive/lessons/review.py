@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from gitive.errors import GitiveError, NotAllowed
 from gitive.index import deciding
 from gitive.index import projects as project_index
-from gitive.index.refresh import catch_up
+from gitive.index.catchup import catch_up
 from gitive.lessons import catalog, model, rules, writing
 from gitive.lessons.placement import place_like
 from gitive.team.hive import Hive

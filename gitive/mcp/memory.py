@@ -202,9 +202,12 @@ def propose_lesson(repo: Path | str | None, *, kind: str, text: str, evidence: l
     Raises:
         InvalidRecord: a write-time rule refused it (no evidence, a Decision without a quote, …).
     """
+    from gitive.daemon.own_sessions import session_label
     from gitive.lessons.propose import make_quote, propose
 
     with opened(repo) as (hive, conn, _):
+        if session:
+            session = session_label(hive, session)
         done = propose(hive, conn, kind=kind, text=text, applicability=applicability,
                        quote=make_quote(quote, speaker, about), evidence=list(evidence),
                        tags=list(tags or []), scope=scope, session=session, symptoms=list(symptoms or []))

@@ -6,67 +6,12 @@ the roster, and the index reads what it decided (gaps, person keys, admins, the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gitive.core import gesture
+from gitive.core.roles import ADMIN, ANCHOR, ANCHOR_PERSON, MEMBER, TEAM_VERSION
 from gitive.errors import NotAllowed
-
-if TYPE_CHECKING:
-    from gitive.team.roster import MemberState, Roster
-
-ADMIN, MEMBER, ANCHOR = "admin", "member", "anchor"
-ANCHOR_PERSON = "anchor"  # the reserved person name of the anchor machine, and only of it (gitive/team/anchors.py)
-TEAM_VERSION = 2  # the team version this code founds: roles, person keys and gestures from the start
-
-
-@dataclass
-class Gap:
-    """Entries of one machine that are refused: those past a removal's heads and up to a re-activation's.
-
-    A removal written before heads existed (v1) refuses by time instead: ``at`` in ``[t_lo, t_hi)``.
-    """
-
-    machine: str
-    opened_by: str  # signature of the removal entry that opened it
-    remover: str  # the machine that signed that removal, and the seq of the removal in its roster log
-    remover_seq: int
-    lo: dict[str, int] | None  # the removal's heads; None for a v1 (time) removal
-    t_lo: int
-    hi: dict[str, int] | None = None  # the re-activation's heads (None while still removed)
-    t_hi: int | None = None
-    closed_by: str | None = None
-    extra: list[str] = field(default_factory=list)  # later removals folded into this open gap
-
-    @property
-    def open(self) -> bool:
-        return self.closed_by is None
-
-    def refuses(self, log: str, seq: int, at: int) -> bool:
-        if self.lo is None:  # a v1 removal: by time
-            return at >= self.t_lo and (self.t_hi is None or at < self.t_hi)
-        low = self.lo.get(log, 0)
-        if seq <= low:
-            return False
-        if self.closed_by is None:
-            return True
-        if self.hi is None:  # closed by a re-activation written before heads existed: by its time
-            return self.t_hi is not None and at < self.t_hi
-        return seq <= max(low, self.hi.get(log, 0))
-
-    def fold(self, heads: dict[str, int] | None, ts: int, sig: str) -> None:
-        """Another removal while this gap is open: refuse the union (the lower head of each log)."""
-        self.extra.append(sig)
-        if self.lo is not None and heads is not None:
-            self.lo = {log: min(seq, heads[log]) for log, seq in self.lo.items() if log in heads}
-        elif heads is None:
-            self.lo, self.t_lo = None, min(self.t_lo, ts)
-
-    def close(self, heads: dict[str, int] | None, ts: int, sig: str) -> None:
-        self.hi, self.t_hi, self.closed_by = heads, ts, sig
-
-    def key(self) -> tuple[Any, ...]:
-        return (self.machine, self.opened_by, self.closed_by, tuple(sorted((self.lo or {}).items())))
+from gitive.team.roster_state import MemberState, Roster
 
 
 def is_anchor(state: MemberState | None) -> bool:

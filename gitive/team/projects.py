@@ -38,6 +38,30 @@ def normalize_url(url: str) -> str:
     return text.lower().removesuffix(".git").rstrip("/")
 
 
+def readable_url(url: str) -> str:
+    """``url`` as :func:`normalize_url` maps it, but in the case the user wrote it: for showing, never for ids.
+
+    >>> readable_url("git@GitHub.com:Acme/API.git")
+    'https://GitHub.com/Acme/API'
+    """
+    text = url.strip().rstrip("/")
+    if "://" in text:
+        scheme, rest = text.split("://", 1)
+        if scheme == "file":
+            return "file://" + _drop_git(rest)
+        host_part, _, path = rest.partition("/")
+        text = f"https://{host_part.rsplit('@', 1)[-1].split(':', 1)[0]}/{path}"
+    elif (m := _SCP.match(text)) and not Path(text).exists():
+        text = f"https://{m.group(1)}/{m.group(2).lstrip('/')}"
+    else:
+        return "file://" + _drop_git(str(Path(text).resolve()))
+    return _drop_git(text).rstrip("/")
+
+
+def _drop_git(text: str) -> str:
+    return text[:-4] if text.lower().endswith(".git") else text
+
+
 def remote_for_identity(repo: pygit2.Repository) -> str | None:
     names = repos.remotes(repo)
     for name in ("origin", *names):
@@ -59,4 +83,4 @@ def project_label(repo: pygit2.Repository) -> str:
     url = remote_for_identity(repo)
     if not url:
         return Path(repo.workdir or repo.path).name
-    return normalize_url(url).split("://", 1)[-1]
+    return readable_url(url).split("://", 1)[-1]

@@ -24,147 +24,12 @@ until nothing changes: the result does not depend on the order entries arrived i
 
 from __future__ import annotations
 
-import bisect
-from dataclasses import dataclass, field
 from typing import Any
 
 from gitive.constants import MAX_SKEW_MS
+from gitive.core import roles
 from gitive.team import authority, invites
-from gitive.team.authority import Gap
-
-
-@dataclass
-class MemberState:
-    machine: str
-    person: str
-    name: str
-    role: str
-    active: bool
-    emails: list[str]
-    ts: int
-    sig: str
-    via: str
-    depth: int
-    sponsor: str | None = None  # the machine whose entry or invite admitted this one
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-
-@dataclass
-class Invite:
-    id: str
-    key: str
-    inviter: str
-    reusable: bool
-    expires: int
-    at: int
-    person: str | None = None
-    role: str | None = None  # "anchor": admits only the anchor machine
-
-
-@dataclass
-class Roster:
-    team_id: str
-    founder: str
-    members: dict[str, MemberState] = field(default_factory=dict)
-    invites: dict[str, list[Invite]] = field(default_factory=dict)  # one id may be copied: keep every signer's
-    used: dict[str, str] = field(default_factory=dict)  # one-time invite id -> machine that redeemed it
-    refused: list[tuple[dict[str, Any], str]] = field(default_factory=list)
-    name: str = ""
-    version: int = 1  # the team record's version: 2 = founded with roles and gestures
-    history: dict[str, list[tuple[int, str, bool]]] = field(default_factory=dict)  # machine -> (ts, sig, active)
-    gaps: dict[str, list[Gap]] = field(default_factory=dict)  # machine -> its refused stretches
-    keys: dict[str, list[str]] = field(default_factory=dict)  # person -> registered person keys, oldest first
-    migration: dict[str, dict[str, int]] | None = None  # the migration's heads (v1 teams)
-    migration_sig: str | None = None
-    ever_admins: set[str] = field(default_factory=set)  # persons whose grants count as an admin's
-    previous: Roster | None = None  # what the previous pass decided (clock-skew and order tolerance)
-    gesture_cache: dict[tuple[str, str], str | None] = field(default_factory=dict)
-    admins_cache: set[str] | None = None  # authority.admin_persons, until a change touches an admin
-    by_person: dict[str, list[str]] = field(default_factory=dict)  # person -> admitted machines (a machine
-    # never changes its person)
-
-    @property
-    def known(self) -> dict[str, MemberState]:
-        """Machines the previous pass admitted."""
-        return self.previous.members if self.previous is not None else {}
-
-    def admitted(self, machine: str) -> bool:
-        return machine in self.members
-
-    def state_of(self, machine: str) -> MemberState | None:
-        found = self.members.get(machine)
-        if found is None and self.previous is not None:
-            return self.previous.members.get(machine)
-        return found
-
-    def view(self) -> dict[str, MemberState]:
-        """Member states decided so far, over those of the previous pass."""
-        return {**self.previous.members, **self.members} if self.previous is not None else self.members
-
-    def may_sign(self, machine: str, at: int) -> bool:
-        """True when ``machine`` is admitted and its state at time ``at`` was active (time-based state).
-
-        Used where only time can be compared across machines (an invite redeemed after its maker left);
-        whether an entry of ``machine`` counts is :meth:`admits`, judged by position.
-        """
-        states = self.history.get(machine)
-        if not states:
-            return machine in self.known
-        i = bisect.bisect_right(states, (at, "\uffff", True)) - 1
-        return i < 0 or states[i][2]
-
-    def admits(self, machine: str, log: str, seq: int, at: int) -> bool:
-        """Whether an entry of ``machine`` at ``(log, seq)`` counts: admitted, and not inside a removal gap."""
-        return machine in self.members and not any(g.refuses(log, seq, at) for g in self.gaps.get(machine, ()))
-
-    def keys_of(self, person: str) -> list[str]:
-        found = self.keys.get(person, [])
-        if self.previous is not None:
-            found = found + [k for k in self.previous.keys.get(person, []) if k not in found]
-        return found
-
-    def effective_migration(self) -> dict[str, dict[str, int]] | None:
-        if self.migration is not None:
-            return self.migration
-        return self.previous.migration if self.previous is not None else None
-
-    def admins(self) -> set[str]:
-        return authority.admin_persons(self)
-
-    def machines_of(self, person: str) -> list[MemberState]:
-        return [self.members[m] for m in self.by_person.get(person, ())]
-
-    def person_of(self, machine: str) -> str | None:
-        state = self.members.get(machine)
-        return state.person if state else None
-
-    def persons(self) -> dict[str, list[MemberState]]:
-        out: dict[str, list[MemberState]] = {}
-        for state in sorted(self.members.values(), key=lambda m: (m.person, m.name, m.machine)):
-            out.setdefault(state.person, []).append(state)
-        return out
-
-    def _record(self, machine: str, ts: int, sig: str, active: bool) -> None:
-        bisect.insort(self.history.setdefault(machine, []), (ts, sig, active))
-
-    def _gaps_for(self, machine: str) -> list[Gap]:
-        """This pass's gaps of ``machine`` where the previous pass has no fuller view of the same one."""
-        mine = {g.opened_by: g for g in self.gaps.get(machine, ())}
-        if self.previous is not None:
-            mine.update({g.opened_by: g for g in self.previous.gaps.get(machine, ())})
-        return list(mine.values())
-
-    def fingerprint(self) -> tuple[Any, ...]:
-        """What a pass decided, to see when passes stop changing anything."""
-        return (
-            tuple(sorted((m.machine, m.active, m.role, m.sig) for m in self.members.values())),
-            tuple(sorted((k, len(v)) for k, v in self.invites.items())),
-            tuple(sorted(g.key() for gs in self.gaps.values() for g in gs)),
-            tuple(sorted((p, tuple(k)) for p, k in self.keys.items())),
-            self.migration_sig,
-        )
+from gitive.team.roster_state import Gap, Invite, MemberState, Roster
 
 
 def _order(env: dict[str, Any]) -> tuple[int, str]:
@@ -209,7 +74,7 @@ def _redeem(roster: Roster, env: dict[str, Any]) -> tuple[Invite | None, str]:
         return None, "invite had expired (or was redeemed before it existed)"
     if invite.person and invite.person != record["person"]:
         return None, f"invite is for person {invite.person!r}"
-    if (invite.role == authority.ANCHOR) != (record["role"] == authority.ANCHOR):
+    if (invite.role == roles.ANCHOR) != (record["role"] == roles.ANCHOR):
         return None, "an anchor joins only with an anchor invite, and an anchor invite admits only an anchor"
     if not roster.may_sign(invite.inviter, ts):
         return None, "the inviting machine is not (or no longer) an active member"
@@ -266,12 +131,12 @@ def _admit(roster: Roster, env: dict[str, Any]) -> str | None:
             return "only an admin admits another person's machine directly; send an invite"
     else:
         return "not admitted: no admission chains to the founder"
-    if sponsor and record["person"] != authority.ANCHOR_PERSON and _person_taken(roster, record["person"], target, ts) \
+    if sponsor and record["person"] != roles.ANCHOR_PERSON and _person_taken(roster, record["person"], target, ts) \
             and roster.person_of(sponsor) != record["person"]:
         return f"person {record['person']!r} exists; only their own machines may add machines as them"
     reason = authority.joiner_role_refusal(roster, record, sponsor or target)
     if reason is None:
-        if signer == target and record["role"] == authority.ANCHOR:
+        if signer == target and record["role"] == roles.ANCHOR:
             reason = None  # the anchor has no person: the admin's invite was the decision
         elif signer == target:
             reason = _own_key_refusal(roster, env, record["person"])
@@ -290,7 +155,7 @@ def _admit(roster: Roster, env: dict[str, Any]) -> str | None:
         ts, env["sig"], via or "member", depth, sponsor,
     )
     roster.by_person.setdefault(record["person"], []).append(target)
-    if record["role"] == authority.ADMIN and record["active"]:
+    if record["role"] == roles.ADMIN and record["active"]:
         roster.ever_admins.add(record["person"])
     roster._record(target, ts, env["sig"], record["active"])
     return None
@@ -306,7 +171,7 @@ def _apply(roster: Roster, env: dict[str, Any]) -> str | None:
     refusal = authority.anchor_refusal(roster, env, None)
     if refusal:
         return refusal
-    if (record["role"] == authority.ANCHOR) != (state.role == authority.ANCHOR):
+    if (record["role"] == roles.ANCHOR) != (state.role == roles.ANCHOR):
         return "a machine's anchor role never changes: remove the machine and invite it again"
     if roster.state_of(signer) is None:
         return "signer was not an active member when it signed"
@@ -322,7 +187,7 @@ def _apply(roster: Roster, env: dict[str, Any]) -> str | None:
         _move_gaps(roster, env, state)
         state.name, state.role, state.active = record["name"], record["role"], record["active"]
         state.emails, state.ts, state.sig = list(record["emails"]), ts, env["sig"]
-        if state.role == authority.ADMIN and state.active:
+        if state.role == roles.ADMIN and state.active:
             roster.ever_admins.add(state.person)
     return None
 
@@ -350,8 +215,8 @@ def _take_invite(roster: Roster, env: dict[str, Any]) -> str | None:
         return "signer was not an active member when it signed"
     if authority.is_anchor(state):
         return "an anchor cannot invite"
-    if record.get("role") == authority.ANCHOR and (not authority.is_admin(roster, signer)
-                                                  or record.get("person") != authority.ANCHOR_PERSON):
+    if record.get("role") == roles.ANCHOR and (not authority.is_admin(roster, signer)
+                                                  or record.get("person") != roles.ANCHOR_PERSON):
         return "only an admin invites an anchor, and only as the person 'anchor'"
     reason = authority.gesture_refusal(roster, env, state.person)
     if reason is not None:
@@ -393,7 +258,7 @@ def _take_key(roster: Roster, env: dict[str, Any]) -> str | None:
 def _take_migration(roster: Roster, env: dict[str, Any]) -> str | None:
     signer = env["by"]
     state = roster.state_of(signer)
-    if roster.version >= authority.TEAM_VERSION:
+    if roster.version >= roles.TEAM_VERSION:
         return "this team was founded with gestures; there is nothing to migrate"
     if state is None or not authority.is_admin(roster, signer):
         return "only an admin migrates the team"
@@ -488,7 +353,7 @@ def merge(team_id: str, founder: str, entries: list[dict[str, Any]], now: int) -
             break
         previous = roster
     roster.previous = None  # the final roster stands on its own
-    roster.ever_admins |= roster.admins()
+    roster.ever_admins |= authority.admin_persons(roster)
     roster.refused = future + roster.refused
     if teams:
         roster.name = max(teams, key=lambda e: (e["body"]["at"], e["sig"]))["body"]["record"]["name"]

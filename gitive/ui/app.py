@@ -110,6 +110,13 @@ def _endpoint(dash: Dashboard, view: str) -> Callable[[Request], Any]:
     return endpoint
 
 
+def _home(request: Request) -> Response:
+    """``/`` is the Team view. The query goes along: ``curl -L`` of the printed address (token in the query, no
+    browser cookie) must reach the view, not a 401 on an address that lost its token."""
+    query = request.url.query
+    return RedirectResponse("/team" + (f"?{query}" if query else ""), status_code=307)
+
+
 def _events(changes: Changes) -> Callable[[Request], Any]:
     async def events(request: Request) -> Response:
         async def stream() -> AsyncIterator[str]:
@@ -137,7 +144,7 @@ def build(repo: Path, token: str, port: int, *, poll_every: float | None = None)
         yield
         await changes.stop()
 
-    routes = [Route("/", lambda request: RedirectResponse("/team", status_code=307), methods=["GET", "HEAD"]),
+    routes = [Route("/", _home, methods=["GET", "HEAD"]),
               *[Route(f"/{name}", _endpoint(dash, name), methods=["GET", "HEAD"]) for name in VIEWS if name != "lesson"],
               Route("/lessons/{lesson}", _endpoint(dash, "lesson"), methods=["GET", "HEAD"]),
               Route("/events", _events(changes), methods=["GET"]),

@@ -12,8 +12,9 @@ import pytest
 
 from gitive.core.clock import now_ms
 from gitive.core.records import TEAM_SCOPE
+from gitive.enrolment import ops
 from gitive.store import logs
-from gitive.team import invites, ops
+from gitive.team import invites
 from testing import fixtures, people
 from testing.lessons import hive_tips, propose
 from testing.machines import Fleet, Machine, make_key, one_line_error

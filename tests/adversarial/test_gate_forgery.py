@@ -18,9 +18,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitive.anchor.gate import gestures, items, ledger
+from gitive.anchor.gate import gestures, items
 from gitive.anchor.gate import prefs as prefs_mod
 from gitive.core.records import GATE_BRANCHES
+from gitive.index import ledger as ledger_reads
 from gitive.index.refresh import fresh_index
 from gitive.team.hive import open_hive
 from testing import anchor as anchoring
@@ -54,7 +55,7 @@ def _index_view(machine: Machine) -> dict[str, Any]:
 
     with live.on(machine), fresh_index(open_hive(machine.clone)) as (index, _), daemon_db.connect() as db:
         taken = anchor_items.take(index, db, machine.team_id, "alice")
-        return {"decisions": ledger.decisions(index, person="alice"), "taken": taken,
+        return {"decisions": ledger_reads.decisions(index, person="alice"), "taken": taken,
                 "prefs": prefs_mod.all_current(index), "live": gestures.live_people(index)}
 
 

@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitive.core.records import TEAM_SCOPE
+from gitive.enrolment import ops
 from gitive.store import logs
-from gitive.team import ops, roster
+from gitive.team import roster
 from testing import anchor as anchoring
 from testing.builders import (
     TEAM_ID,

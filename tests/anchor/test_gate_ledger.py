@@ -90,12 +90,12 @@ def test_two_anchors_split_deliver_at_most_twice_record_both_and_show_once(team:
     one(), two()  # both push now
     team.bob.ok("sync")
     with live.on(team.bob):
-        from gitive.anchor.gate import ledger
+        from gitive.index import ledger as ledger_reads
         from gitive.index.refresh import fresh_index
         from gitive.team.hive import open_hive
 
         with fresh_index(open_hive(team.bob.clone)) as (index, _):
-            decided = ledger.decisions(index, person="bob")
+            decided = ledger_reads.decisions(index, person="bob")
     assert len({d["item"] for d in decided}) == 1
     assert sorted(d["anchor"] for d in decided) == sorted([team.anchor.id, second.id])  # recorded by both
     [shown] = team.bob.json("inbox", "--items")

@@ -185,13 +185,13 @@ def test_a_skip_is_counted_and_leaves_the_draft_alone(team: AnchoredTeam) -> Non
     _approve(team.alice, task, "--skip", "--note", "not this week")
     tick()
     assert prep.prepared_records(team.anchor)[-1]["state"] == "drafted"
-    from gitive.anchor.prepared import approvals
+    from gitive.index import prepared as prepared_reads
     from gitive.index.refresh import fresh_index
     from gitive.team.hive import open_hive
     from testing import live
 
     with live.on(team.anchor), fresh_index(open_hive(team.anchor.clone)) as (conn, _):
-        assert approvals.skips(conn, "alice") == 1
+        assert prepared_reads.skips(conn, "alice") == 1
     team.alice.ok("sync")
     assert team.alice.json("digest")["prepared"] == {"skipped": 1}  # skips are counted for the digest
     result = team.bob.decide("review", "prepared", task["id"][:12], "--approve")
@@ -225,7 +225,8 @@ def test_on_threads_the_running_task_is_a_session_in_the_anchors_presence(team: 
 def test_the_workers_and_prepared_config_refuse_bad_values_with_one_line(tmp_path: Any) -> None:
     import pytest
 
-    from gitive.anchor.config import ConfigError, load
+    from gitive.anchor.base.configuration import ConfigError
+    from gitive.anchor.config import load
 
     path = tmp_path / "anchor.yaml"
     path.write_text(prep.yaml_config("  action: land\n  parallel: 2\n"))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gitive.anchor import config as anchor_config
-from gitive.anchor.config import Config, Watcher
+from gitive.anchor.base.configuration import Config, Watcher
 from testing.anchor import AnchoredTeam, Ticker, owe, owed
 
 CI_FAILED = 'e.event.action == "watch.ci.failed" && e.watch.data.job == "lint"'

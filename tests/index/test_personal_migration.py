@@ -169,7 +169,7 @@ def test_an_interrupted_move_resumes_without_copying_twice(fleet: Fleet, bare_re
     expected = _as_old_versions_read_it(a, fleet.base)
     # a crash after the first two copies: the store is already renamed, two sealed copies are written
     from gitive.index import personal_migration, scopes
-    from gitive.index.refresh import catch_up
+    from gitive.index.catchup import catch_up
 
     moving = path.with_name(path.name + ".migrating")
     os.rename(path, moving)

@@ -158,3 +158,23 @@ def test_sync_does_not_pack_below_the_thresholds(pair: tuple[Machine, Machine]) 
     assert not maintenance.due(alice.repo)
     assert alice.json("sync")["packed"] is False
     assert maintenance.health(alice.repo).loose_objects == loose.loose_objects
+
+
+def test_sync_says_what_the_changed_refs_hold_when_no_entry_came(pair: tuple[Machine, Machine]) -> None:
+    """A teammate's presence moved: "fetched 1 changed refs ...; received 0 new entries" read as a contradiction."""
+    from gitive.core import canonical
+    from gitive.store import presence
+
+    alice, bob = pair
+    for at in (1, 2):
+        snap = {"v": 1, "person": "bob", "machine": bob.id, "at": at, "sessions": {}}
+        assert presence.publish(bob.repo, bob.key, bob.team_id, canonical.dumps(snap))
+        bob.ok("sync")
+        if at == 1:
+            assert "changed refs from 1 remote(s) (1 presence); received 0 new entries" in alice.ok("sync").out
+        else:
+            report = alice.json("sync")
+            assert report["received"] == 0 and report["moved"] == {"presence": 1}
+    bob.append(note(3, alice.id))
+    bob.ok("sync")
+    assert "fetched 1 changed refs from 1 remote(s) (1 logs); received 1 new entries" in alice.ok("sync").out

@@ -59,7 +59,7 @@ def test_ssh_and_https_clones_share_one_project_id(git_repo: Path) -> None:
             fixtures.run_git(["remote", "set-url", "origin", url], cwd=git_repo)
         repo = pygit2.Repository(str(git_repo))
         ids.add(project_id(repo))
-        assert project_label(repo) == "github.com/acme/api"
+        assert project_label(repo).lower() == "github.com/acme/api"  # shown as the remote writes it
     assert len(ids) == 1
     fixtures.run_git(["remote", "set-url", "origin", "git@github.com:acme/other.git"], cwd=git_repo)
     assert project_id(pygit2.Repository(str(git_repo))) not in ids
@@ -78,3 +78,18 @@ def test_a_repository_without_remote_is_identified_by_its_path(tmp_path: Path) -
     two = fixtures.init_repo(tmp_path / "two")
     assert project_id(pygit2.Repository(str(one))) != project_id(pygit2.Repository(str(two)))
     assert project_label(pygit2.Repository(str(one))) == "one"
+
+
+@pytest.mark.parametrize("url", ["git@GitHub.com:Acme/API.git", "https://user@GitHub.com/Acme/API.GIT",
+                                 "ssh://git@GitHub.com:22/Acme/API", "https://gitlab.com/Group/Sub/Repo.git/"])
+def test_readable_url_keeps_the_case_and_lowers_to_the_identity(url: str) -> None:
+    from gitive.team.projects import readable_url
+
+    shown = readable_url(url)
+    assert shown.lower() == normalize_url(url)  # the same repository, only shown as written
+    assert shown != shown.lower()
+
+
+def test_the_project_label_is_shown_in_the_case_of_the_remote(git_repo: Path) -> None:
+    fixtures.run_git(["remote", "add", "origin", "git@github.com:Acme/Payments-API.git"], cwd=git_repo)
+    assert project_label(pygit2.Repository(str(git_repo))) == "github.com/Acme/Payments-API"

@@ -205,3 +205,12 @@ def test_a_taken_port_is_a_one_line_error(shared: tuple[Team, Server]) -> None:
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
         f"gitive: port {first.port} on 127.0.0.1 is in use; pick another with --port, or leave it out for a free one"]
+
+
+def test_the_printed_address_works_from_curl_which_sends_no_cookie(running: Server) -> None:
+    """``curl -L`` of the address ``gitive ui`` printed: ``/`` sends it on to the Team view with its token."""
+    server = running
+    first = server.request(f"/?token={server.token}", auth=False, headers={"Accept": "*/*"})
+    assert first.status == 307 and first.headers["location"] == f"/team?token={server.token}"
+    followed = server.request(first.headers["location"], auth=False, headers={"Accept": "*/*"})
+    assert followed.status == 200 and "<h1>Team " in followed.text

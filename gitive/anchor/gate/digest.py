@@ -13,10 +13,11 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from gitive.anchor.gate import items, ledger
+from gitive.anchor.gate import items
 from gitive.anchor.gate import prefs as prefs_mod
 from gitive.anchor.gate.items import Candidate
 from gitive.anchor.gate.prefs import Prefs
+from gitive.index import ledger as ledger_reads
 
 DAY_MS = 86_400_000
 LAPSING_MS = 2 * DAY_MS
@@ -117,9 +118,9 @@ def build(index: sqlite3.Connection, person: str, now: int, since: int | None = 
 
     since = since if since is not None else now - DAY_MS
     latest: dict[str, dict[str, Any]] = {}
-    for d in ledger.decisions(index, person=person, since=since):
+    for d in ledger_reads.decisions(index, person=person, since=since):
         latest.setdefault(d["item"], d)  # newest first: an item delivered later is not in the digest
-    records = ledger.item_records(index, list(latest))
+    records = ledger_reads.item_records(index, list(latest))
     obligations = {ob["id"]: ob for ob in table.rows(index, "WHERE state = 'open'")}
     live = live or {}
     lines = []
@@ -135,8 +136,8 @@ def build(index: sqlite3.Connection, person: str, now: int, since: int | None = 
     lapsing = [{"id": ob["id"], "action": ob["action"], "expires": ob["expires"]}
                for ob in obligations.values()
                if ob["owner"] == person and now < ob["expires"] <= now + LAPSING_MS]
-    note_ = next((d for d in ledger.decisions(index, person=person) if d["branch"] == "note"), None)
-    checked = (records.get(note_["item"]) or ledger.item_records(index, [note_["item"]]).get(note_["item"], {})
+    note_ = next((d for d in ledger_reads.decisions(index, person=person) if d["branch"] == "note"), None)
+    checked = (records.get(note_["item"]) or ledger_reads.item_records(index, [note_["item"]]).get(note_["item"], {})
                ).get("counts") if note_ else None
     return {"person": person, "since": since, "at": now, "lines": lines,
             "lapsing": sorted(lapsing, key=lambda o: o["expires"]), "lessons": _lessons(index, repo, person),
@@ -146,9 +147,9 @@ def build(index: sqlite3.Connection, person: str, now: int, since: int | None = 
 
 def _prepared(index: sqlite3.Connection, person: str, since: int) -> dict[str, int]:
     """Prepared work in the digest: how many of the anchor's drafts ``person`` skipped (docs/prepared.md)."""
-    from gitive.anchor.prepared import approvals
+    from gitive.index import prepared as prepared_reads
 
-    return {"skipped": approvals.skips(index, person, since)}
+    return {"skipped": prepared_reads.skips(index, person, since)}
 
 
 def _lessons(index: sqlite3.Connection, repo: Any, person: str) -> list[dict[str, Any]]:

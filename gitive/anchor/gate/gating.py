@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitive.anchor.base import state
+from gitive.anchor.base.context import Tick
 from gitive.anchor.gate import digest as digests
 from gitive.anchor.gate import floors, gestures, items, ledger
 from gitive.anchor.gate import prefs as prefs_mod
@@ -33,6 +34,7 @@ from gitive.anchor.gate.order import DUPLICATE_WINDOW_MS, Context, Decision, dec
 from gitive.anchor.gate.queue import Item, Queue
 from gitive.anchor.gate.urgency import Facts
 from gitive.core.records import TEAM_SCOPE
+from gitive.index import ledger as ledger_reads
 from gitive.index import obligations as table
 from gitive.index import queries
 from gitive.team.hive import Hive
@@ -49,7 +51,7 @@ class GateReport:
 
 
 class Gate:
-    """Implements the tick's :class:`~gitive.anchor.gate.queue.Gate` protocol and decides at the end of the tick."""
+    """Implements the tick's :class:`~gitive.anchor.base.context.Gate` protocol and decides at the end of the tick."""
 
     def __init__(self, hive: Hive, st: sqlite3.Connection, index: sqlite3.Connection) -> None:
         self.hive, self.st, self.index = hive, st, index
@@ -212,7 +214,7 @@ class Gate:
         """An item this anchor decided before a crash: its state from its last decision, nothing decided again."""
         last = self.st.execute("SELECT branch, at FROM gate_decisions WHERE item = ? AND anchor = ? ORDER BY seq "
                                "DESC LIMIT 1", (item_id, self.me)).fetchone()
-        until = ledger.until_of(self.index, self.me, item_id) if last and last[0] == "hold" else None
+        until = ledger_reads.until_of(self.index, self.me, item_id) if last and last[0] == "hold" else None
         self.st.execute("UPDATE gate_items SET state = ?, until = ?, written = 1 WHERE id = ?",
                         ("held" if until else "done", until, item_id))
         self.st.execute("UPDATE queue SET state = 'gated' WHERE id = ?", (item_id,))
@@ -309,9 +311,9 @@ def _waiting(st: sqlite3.Connection, index: sqlite3.Connection) -> set[str]:
 
 def _drafts(index: sqlite3.Connection) -> set[str]:
     """Tasks whose newest step is a draft waiting for its owner's review (docs/prepared.md)."""
-    from gitive.anchor.prepared import tasks
+    from gitive.index import prepared as prepared_reads
 
-    return {task for task, step in tasks.latest(index).items() if step["state"] == "drafted"}
+    return {task for task, step in prepared_reads.latest(index).items() if step["state"] == "drafted"}
 
 
 def _project_repo(hive: Hive) -> Any:
@@ -323,3 +325,20 @@ def _project_repo(hive: Hive) -> Any:
 
 def offer_all(gate: Gate, candidates: Iterable[tuple[Candidate, str | None, dict[str, Any] | None]]) -> int:
     return sum(gate.offer_candidate(c, person, watch) for c, person, watch in candidates)
+
+
+class RunGate:
+    """The tick's last step: what the anchor checked goes to the digest, then the gate decides what was offered."""
+
+    name = "gate"
+
+    def run(self, tick: Tick) -> None:
+        if not isinstance(tick.gate, Gate):
+            return
+        open_count = len(table.open_obligations(tick.index)) if tick.events else 0
+        digests.record_checked(tick.state, tick.now, sum(tick.counts.values()), tick.report.evaluations,
+                               open_count, tick.counts.get("watcher", 0))
+        found = tick.gate.run(tick.now, tick.changed)
+        if found.decided:
+            tick.report.gate = {"decided": found.decided, "delivered": found.delivered,
+                                "decisions": found.decisions}

@@ -1,7 +1,7 @@
 """Candidate items and where the tick hands them: a plain queue until the gate (issue 11) takes its place.
 
 A fired obligation becomes an :class:`Item`, never a direct interruption (DESIGN §8). The tick knows only the
-:class:`Gate` protocol; :class:`Queue` is the implementation it has today, which holds items for
+:class:`gitive.anchor.base.context.Gate` protocol; :class:`Queue` is the implementation it has today, which holds items for
 ``gitive anchor status``. Offering the same item twice is a no-op (its id is stable), which is what lets the
 tick re-offer every firing after a crash without showing anything twice.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
 from gitive.core.ids import record_id
 
@@ -43,13 +43,6 @@ def item_for(obligation: dict[str, Any], reason: str, due: int, fired: int, late
                 KIND_OF[reason], obligation["id"], obligation["owner"], obligation.get("to"), obligation["action"],
                 due, fired, late, event or {})
 
-
-class Gate(Protocol):
-    """Where candidate items go. The gate decides whether and when a person sees one; the tick does not."""
-
-    def offer(self, item: Item) -> bool:
-        """Take ``item``; true if it was new."""
-        ...
 
 
 class Queue:

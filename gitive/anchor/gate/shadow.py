@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from gitive.anchor.gate import ledger
+from gitive.index import ledger as ledger_reads
 
 DELIVERING = ("floor", "alarm", "attention")
 MISSABLE = ("hold", "preference", "duplicate", "digest")
@@ -32,14 +32,14 @@ def _acted(index: sqlite3.Connection, record: dict[str, Any] | None, after: int)
 
 def report(index: sqlite3.Connection, person: str, marks: dict[str, bool], since: int) -> dict[str, Any]:
     """The acted-on and missed-item rates of ``person``'s gate since ``since``."""
-    found = ledger.decisions(index, person=person, since=since)
+    found = ledger_reads.decisions(index, person=person, since=since)
     latest: dict[str, dict[str, Any]] = {}
     delivered_fps: dict[str, int] = {}
     for d in sorted(found, key=lambda d: d["at"]):
         latest[d["item"]] = d
         if d["branch"] in DELIVERING:
             delivered_fps.setdefault(d["fingerprint"], d["at"])
-    records = ledger.item_records(index, list(latest))
+    records = ledger_reads.item_records(index, list(latest))
     would, acted, missable, missed = 0, 0, 0, 0
     for item, d in latest.items():
         if d["branch"] in DELIVERING:

@@ -19,7 +19,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from gitive.anchor.gate import floors, items
+from gitive.anchor.base.context import Tick
+from gitive.anchor.gate import floors, gating, items
 from gitive.anchor.gate.items import Candidate
 from gitive.anchor.gate.urgency import ci_failed
 from gitive.core.ids import record_id
@@ -67,3 +68,14 @@ def _repo(hive: Hive) -> Any:
         return hive.project
     except Exception:  # no project repository: owners come from the line itself
         return None
+
+
+class OfferWatched:
+    """The tick's step before the obligations: watcher lines meant for a person offered to the gate."""
+
+    name = "watched"
+
+    def run(self, tick: Tick) -> None:
+        found = [e for e in tick.events if e["source"]["kind"] == "watcher"]
+        if found and isinstance(tick.gate, gating.Gate):
+            gating.offer_all(tick.gate, candidates(found, tick.index, tick.run.hive))

@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from gitive.anchor.gate import ledger
 from gitive.errors import GitiveError
+from gitive.index import ledger as ledger_reads
 
 _SAYS = {
     "floor": "delivered: a floor, which reaches its owner whatever the preferences, quiet hours, budget or shadow",
@@ -40,8 +40,8 @@ def explain(index: sqlite3.Connection, prefix: str, shown: dict[str, Any] | None
     if len(prefix) < 6 or any(ch not in "0123456789abcdef" for ch in prefix):
         raise UnknownItem(f"{prefix!r} is not an item id: give at least 6 hex characters (gitive inbox and "
                           "gitive digest show them)")
-    found = ledger.decisions(index, item=prefix)
-    ids = {d["item"] for d in found} | set(ledger.item_records(index, prefix=prefix))
+    found = ledger_reads.decisions(index, item=prefix)
+    ids = {d["item"] for d in found} | set(ledger_reads.item_records(index, prefix=prefix))
     if not ids:
         raise UnknownItem(f"no item {prefix}: the gate has not decided it (run `gitive sync`; proposals wait for "
                           "the anchor's next tick)")
@@ -49,7 +49,7 @@ def explain(index: sqlite3.Connection, prefix: str, shown: dict[str, Any] | None
         raise UnknownItem(f"{prefix} names {len(ids)} items ({', '.join(sorted(i[:12] for i in ids))}); give more "
                           "characters")
     item = ids.pop()
-    record = ledger.item_records(index, [item]).get(item)
+    record = ledger_reads.item_records(index, [item]).get(item)
     steps = []
     for d in sorted(found, key=lambda d: (d["at"], d["anchor"], d["seq"])):
         says = _SAYS[d["branch"]]

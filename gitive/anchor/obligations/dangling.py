@@ -20,7 +20,8 @@ import sqlite3
 from typing import Any
 
 from gitive.anchor.base import state
-from gitive.anchor.gate import items
+from gitive.anchor.base.context import Tick
+from gitive.anchor.gate import gating, items
 from gitive.anchor.gate.items import Candidate
 from gitive.core.ids import record_id
 from gitive.team.hive import Hive
@@ -43,10 +44,11 @@ def _make(kind: str, subject: str, person: str, title: str, now: int, about: lis
     return c, person, None
 
 
-def candidates(hive: Hive, index: sqlite3.Connection, st: sqlite3.Connection, batch: Any, now: int) -> Found:
+def candidates(hive: Hive, index: sqlite3.Connection, st: sqlite3.Connection, events: list[dict[str, Any]],
+               now: int) -> Found:
     people = items.active_people(index)
     out: Found = []
-    out += _sessions(index, batch.events, people, now)
+    out += _sessions(index, events, people, now)
     out += _away(index, st, people, now)
     last = state.get(st, "dangling-slow")
     if last is None or now - last >= SLOW_EVERY_MS:
@@ -179,3 +181,13 @@ def _repo(hive: Hive) -> Any:
         return hive.project
     except Exception:  # no project repository: only the log-based queries run
         return None
+
+
+class OfferDangling:
+    """The tick's step: when anything changed, the dangling work found offered to the gate."""
+
+    name = "dangling"
+
+    def run(self, tick: Tick) -> None:
+        if isinstance(tick.gate, gating.Gate) and tick.changed:
+            gating.offer_all(tick.gate, candidates(tick.run.hive, tick.index, tick.state, tick.events, tick.now))

@@ -70,9 +70,23 @@ def is_skip(review: dict[str, Any]) -> bool:
     return not review["approved"] and review["note"].strip().lower().startswith(SKIP)
 
 
-def skips(index: sqlite3.Connection, person: str, since: int = 0) -> int:
-    """How many prepared drafts ``person`` skipped since ``since`` (for their digest)."""
-    rows = index.execute("SELECT r.note FROM valid_reviews r JOIN entries e ON e.author = r.author AND "
-                         "e.log = r.log AND e.seq = r.seq WHERE r.approver = ? AND r.approved = 0 AND r.at >= ? "
-                         "AND e.envelope LIKE '%\"diff_hash\"%'", (person, since)).fetchall()
-    return sum(1 for (note,) in rows if note.strip().lower().startswith(SKIP))
+def earned(found: dict[str, dict[str, Any]], progress: dict[str, list[dict[str, Any]]], repo: str, kind: str,
+              index: Any) -> tuple[list[dict[str, Any]], bool]:
+    """What a standing approval of ``kind`` in ``repo`` is earned from: (the approving reviews of this kind's landed
+    drafts, approved as prepared; whether any was edited)."""
+    earned, edited = [], False
+    for task_id, steps in progress.items():
+        task = found.get(task_id)
+        if task is None or task["repo"] != repo or task["kind"] != kind:
+            continue
+        for s in steps:
+            if s["state"] == "landed" and s.get("review"):
+                review = next((r for r in reviews(index, task_id) if ref_of(r) == s["review"]),
+                              None)
+                if review is None:
+                    continue
+                if review["edits"]:
+                    edited = True
+                else:
+                    earned.append(ref_of(review))
+    return earned, edited

@@ -16,12 +16,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import TYPE_CHECKING
 
 from gitive.anchor.base import mail, state
-
-if TYPE_CHECKING:
-    from gitive.anchor.tick import Anchor, TickReport
+from gitive.anchor.base.context import Run, Tick, TickReport
 
 TAG = "signature:"
 
@@ -71,7 +68,7 @@ def _person(index: sqlite3.Connection, machine: str) -> str:
     return row[0] if row else machine[:12]
 
 
-def step(anchor: Anchor, st: sqlite3.Connection, index: sqlite3.Connection, now: int, report: TickReport) -> int:
+def step(anchor: Run, st: sqlite3.Connection, index: sqlite3.Connection, now: int, report: TickReport) -> int:
     """Tell each stuck session what matches its signatures (once per pointer); how many messages were sent."""
     sessions = mail.live_sessions(st, index, now)
     sent = 0
@@ -88,7 +85,16 @@ def step(anchor: Anchor, st: sqlite3.Connection, index: sqlite3.Connection, now:
             if mail.send(anchor.hive, "rescue", [s], found[1], at=now):
                 state.put(st, key, now, now)
                 sent += 1
-                anchor._unpushed = True
+                anchor.unpushed = True
     if sent:
         report.rescued = sent
     return sent
+
+
+class Rescue:
+    """The tick's step: stuck sessions pointed at what the team already knows."""
+
+    name = "rescue"
+
+    def run(self, tick: Tick) -> None:
+        step(tick.run, tick.state, tick.index, tick.now, tick.report)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from gitive.anchor.prepared import approvals, tasks
 from gitive.core.records import TEAM_SCOPE
 from gitive.errors import GitiveError
+from gitive.index import prepared as prepared_reads
 
 if TYPE_CHECKING:
     from gitive.core.personkey import Signer
@@ -39,7 +40,7 @@ def waiting(index: sqlite3.Connection, person: str, project: str | None = None, 
             ) -> list[Waiting]:
     """Drafts whose task ``person`` owns (``everything``: anyone's) and that nobody answered yet, oldest first."""
     found = tasks.all_tasks(index)
-    progress = tasks.progress(index)
+    progress = prepared_reads.progress(index)
     out = []
     for task_id, steps in progress.items():
         task = found.get(task_id)

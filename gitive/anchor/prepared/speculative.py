@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitive.anchor.base import mail, state
+from gitive.anchor.base.context import Run, Tick, TickReport
 from gitive.anchor.prepared import tiers, workers
 from gitive.anchor.prepared.settings import Merges, Prepared
 from gitive.errors import GitiveError
@@ -31,7 +32,6 @@ from gitive.store import diffs, worktrees
 if TYPE_CHECKING:
     import pygit2
 
-    from gitive.anchor.tick import Anchor, TickReport
 
 SKIP = ("hive/*", "hive/**", "hive-edits/**")
 TEST_BUDGET_S = 900
@@ -129,7 +129,7 @@ def _body(a: str, b: str, result: dict[str, Any], command: str, who: dict[str, l
             "Agree with the other session on who changes what before either branch is merged.")
 
 
-def step(anchor: Anchor, st: sqlite3.Connection, index: sqlite3.Connection, now: int, report: TickReport) -> Pass:
+def step(anchor: Run, st: sqlite3.Connection, index: sqlite3.Connection, now: int, report: TickReport) -> Pass:
     """One pass when it is due (see the module docstring); problems are reported, never raised."""
     settings = anchor.config.prepared or Prepared()
     merges = settings.merges
@@ -154,7 +154,7 @@ def step(anchor: Anchor, st: sqlite3.Connection, index: sqlite3.Connection, now:
     return done
 
 
-def _pass(anchor: Anchor, st: sqlite3.Connection, index: sqlite3.Connection, remote: str, merges: Merges,
+def _pass(anchor: Run, st: sqlite3.Connection, index: sqlite3.Connection, remote: str, merges: Merges,
           now: int, done: Pass) -> None:
     from gitive.core.home import gitive_home
 
@@ -184,7 +184,7 @@ def _pass(anchor: Anchor, st: sqlite3.Connection, index: sqlite3.Connection, rem
         state.put(st, key, result, now)
 
 
-def _tell(anchor: Anchor, a: str, b: str, result: dict[str, Any], command: str, sessions: list[mail.Session],
+def _tell(anchor: Run, a: str, b: str, result: dict[str, Any], command: str, sessions: list[mail.Session],
           done: Pass, now: int) -> None:
     """Each live session on either branch hears of this pair of tips once."""
     on = [s for s in sessions if s.branch in (a, b)]
@@ -195,4 +195,13 @@ def _tell(anchor: Anchor, a: str, b: str, result: dict[str, Any], command: str, 
     if mail.send(anchor.hive, "merges", new, _body(a, b, result, command, who), at=now):
         result["told"] = sorted({*result["told"], *(f"{s.machine}/{s.name}" for s in new)})
         done.notified += len(new)
-        anchor._unpushed = True
+        anchor.unpushed = True
+
+
+class SpeculativeMerges:
+    """The tick's step: a speculative-merge pass when one is due."""
+
+    name = "speculativemerges"
+
+    def run(self, tick: Tick) -> None:
+        step(tick.run, tick.state, tick.index, tick.now, tick.report)

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitive.anchor.prepared import tiers
 from gitive.core.ids import record_id
+from gitive.index import prepared as prepared_reads
 
 if TYPE_CHECKING:
     import pygit2
@@ -211,7 +212,7 @@ def create(hive: Any, conn: sqlite3.Connection, *, kind: str, perimeter: Perimet
         NotAllowed: an anchor or removed machine, or no (registered) person key: it would not count.
         GitiveError: a bad perimeter, an expiry past 30 days, a security kind, or no approval earned it.
     """
-    from gitive.anchor.prepared import standing_use, tasks
+    from gitive.anchor.prepared import approvals, tasks
     from gitive.core import gesture
     from gitive.core.records import TEAM_SCOPE
     from gitive.errors import GitiveError, NotAllowed
@@ -226,7 +227,7 @@ def create(hive: Any, conn: sqlite3.Connection, *, kind: str, perimeter: Perimet
     if not 1 <= days <= MAX_DAYS:
         raise GitiveError(f"--days must be 1 to {MAX_DAYS}: a standing approval expires within {MAX_DAYS} days")
     repo = project_id(hive.project)
-    earned, _ = standing_use.record_of(tasks.all_tasks(conn), tasks.progress(conn), repo, kind, conn)
+    earned, _ = approvals.earned(tasks.all_tasks(conn), prepared_reads.progress(conn), repo, kind, conn)
     if not earned:
         raise GitiveError(f"no draft of kind {kind!r} was approved as prepared here yet: a standing approval is "
                           "earned from such reviews (`gitive review prepared`)")

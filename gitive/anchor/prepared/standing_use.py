@@ -13,16 +13,14 @@ Suspensions are ``standing-state`` records in the anchor's ledger log, written b
 from __future__ import annotations
 
 import shlex
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gitive.anchor.gate import items
-from gitive.anchor.prepared import standing, tasks, workers
+from gitive.anchor.prepared import approvals, standing, tasks, workers
+from gitive.anchor.prepared.context import Context
 from gitive.anchor.prepared.tiers import Authorization
 from gitive.core.records import TEAM_SCOPE
 from gitive.store import logs, worktrees
-
-if TYPE_CHECKING:
-    from gitive.anchor.prepared.work import Context
 
 
 def _suspend(ctx: Context, approval: dict[str, Any], reason: str, ref: str) -> None:
@@ -99,7 +97,6 @@ def after_landing(ctx: Context, approval: dict[str, Any], task: dict[str, Any], 
 
 def watch(ctx: Context, found: dict[str, dict[str, Any]], progress: dict[str, list[dict[str, Any]]]) -> None:
     """Suspend on reverts and edit requests; propose an approval where a kind's record earned one."""
-    from gitive.anchor.prepared import approvals
     from gitive.store import objects
 
     repo = ctx.anchor.hive.project
@@ -121,29 +118,6 @@ def watch(ctx: Context, found: dict[str, dict[str, Any]], progress: dict[str, li
     _propose(ctx, found, progress, current)
 
 
-def record_of(found: dict[str, dict[str, Any]], progress: dict[str, list[dict[str, Any]]], repo: str, kind: str,
-              index: Any) -> tuple[list[dict[str, Any]], bool]:
-    """(the approving reviews of this kind's landed drafts, approved as prepared; whether any was edited)."""
-    from gitive.anchor.prepared import approvals
-
-    earned, edited = [], False
-    for task_id, steps in progress.items():
-        task = found.get(task_id)
-        if task is None or task["repo"] != repo or task["kind"] != kind:
-            continue
-        for s in steps:
-            if s["state"] == "landed" and s.get("review"):
-                review = next((r for r in approvals.reviews(index, task_id) if approvals.ref_of(r) == s["review"]),
-                              None)
-                if review is None:
-                    continue
-                if review["edits"]:
-                    edited = True
-                else:
-                    earned.append(approvals.ref_of(review))
-    return earned, edited
-
-
 def _propose(ctx: Context, found: dict[str, dict[str, Any]], progress: dict[str, list[dict[str, Any]]],
              current: list[dict[str, Any]]) -> None:
     from gitive.anchor.gate import gating
@@ -156,7 +130,7 @@ def _propose(ctx: Context, found: dict[str, dict[str, Any]], progress: dict[str,
     for repo_id, kind, owner in sorted(kinds):
         if (repo_id, kind) in covered:
             continue
-        earned, edited = record_of(found, progress, repo_id, kind, ctx.index)
+        earned, edited = approvals.earned(found, progress, repo_id, kind, ctx.index)
         if edited or len(earned) < ctx.settings.threshold:
             continue
         landed = [s["commit"] for steps in progress.values() for s in steps if s["state"] == "landed"

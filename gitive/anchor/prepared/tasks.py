@@ -10,7 +10,6 @@ base moved and the draft was prepared again (a new attempt).
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from gitive.core.clock import now_ms
 from gitive.core.ids import is_name, record_id
 from gitive.core.records import TEAM_SCOPE, check_record
 from gitive.errors import GitiveError, InvalidRecord
-from gitive.index.queries import VERIFIED
+from gitive.index.prepared import verified_of_kind
 
 if TYPE_CHECKING:
     from gitive.team.hive import Hive
@@ -120,23 +119,11 @@ def record(hive: Hive, conn: sqlite3.Connection, draft: Draft, *, actor: str, pr
     return body
 
 
-def _entries(conn: sqlite3.Connection, kind: str, extra: str = "", args: tuple[Any, ...] = ()
-             ) -> list[tuple[str, str, str, int, int, dict[str, Any], str]]:
-    """(author, role, log, seq, at, record, person) of every verified ``kind`` entry, oldest first."""
-    sql = VERIFIED.replace("SELECT e.author,", "SELECT m.role, e.author,", 1) + f" AND e.kind = ? {extra} " \
-        "ORDER BY e.at, e.author, e.seq"
-    out = []
-    for row in conn.execute(sql, (kind, *args)):
-        role, author, log, seq, _, _, at, envelope, person = row[:9]
-        out.append((author, role, log, seq, at, json.loads(envelope)["body"]["record"], person))
-    return out
-
-
 def all_tasks(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
     """Every valid task by id: its id matches its content and author, its owner is a person; an anchor's own
     only for an obligation or a watcher (a person hands tasks; an anchor never hands itself one)."""
     out: dict[str, dict[str, Any]] = {}
-    for author, role, _, _, at, rec, person in _entries(conn, "task"):
+    for author, role, _, _, at, rec, person in verified_of_kind(conn, "task"):
         if rec.get("id") != task_id(author, rec) or rec["id"] in out:
             continue
         source = (rec.get("source") or {}).get("kind")
@@ -144,20 +131,6 @@ def all_tasks(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
             continue
         out[rec["id"]] = {**rec, "author": author, "by": person, "at": at}
     return out
-
-
-def progress(conn: sqlite3.Connection) -> dict[str, list[dict[str, Any]]]:
-    """task id -> its ``prepared`` records by anchor machines, oldest first (each with author and at)."""
-    out: dict[str, list[dict[str, Any]]] = {}
-    for author, role, log, seq, at, rec, _ in _entries(conn, "prepared"):
-        if role == "anchor" and log == "ledger":
-            out.setdefault(rec["task"], []).append({**rec, "author": author, "at": at, "seq": seq})
-    return out
-
-
-def latest(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
-    """task id -> its newest ``prepared`` record."""
-    return {task: steps[-1] for task, steps in progress(conn).items()}
 
 
 def draft_of(steps: list[dict[str, Any]]) -> dict[str, Any] | None:

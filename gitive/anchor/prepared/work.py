@@ -23,18 +23,17 @@ import sqlite3
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from gitive.anchor.base.context import Gate, Run, Tick, TickReport
 from gitive.anchor.gate import items
-from gitive.anchor.prepared import approvals, drafting, tasks, tiers
+from gitive.anchor.prepared import approvals, drafting, standing_use, tasks, tiers
+from gitive.anchor.prepared.context import Context
 from gitive.anchor.prepared.settings import Prepared
 from gitive.core.records import TEAM_SCOPE
 from gitive.errors import GitiveError
+from gitive.index import prepared as prepared_reads
 from gitive.store import drafts, logs, worktrees
-
-if TYPE_CHECKING:
-    from gitive.anchor.gate.gating import Gate
-    from gitive.anchor.tick import Anchor, TickReport
 
 PRESENCE_REFRESH_MS = 5 * 60_000
 
@@ -72,36 +71,25 @@ class Work:
         return sum(1 for _, fut in self.running.values() if not fut.done())
 
 
-@dataclass
-class Context:
-    anchor: Anchor
-    index: sqlite3.Connection
-    gate: Gate | None
-    now: int
-    settings: Prepared
-    remote: str
-    report: TickReport
-
-
-def work_of(anchor: Anchor) -> Work:
+def work_of(anchor: Run) -> Work:
     if anchor.prepared_work is None:
         settings = anchor.config.prepared or Prepared()
         anchor.prepared_work = Work(settings.parallel, inline=anchor.inline)
     return anchor.prepared_work  # type: ignore[no-any-return]
 
 
-def _remote(anchor: Anchor, settings: Prepared) -> str | None:
+def _remote(anchor: Run, settings: Prepared) -> str | None:
     names = [r for _, r, _ in anchor.watching()]
     if settings.remote:
         return settings.remote if settings.remote in names else None
     return names[0] if names else None
 
 
-def watched_tip(anchor: Anchor, remote: str, branch: str) -> str | None:
+def watched_tip(anchor: Run, remote: str, branch: str) -> str | None:
     return worktrees.tip(anchor.hive.project, f"refs/hive-watch/{remote}/heads/{branch}")
 
 
-def step(anchor: Anchor, index: sqlite3.Connection, gate: Gate | None, now: int, report: TickReport) -> None:
+def step(anchor: Run, index: sqlite3.Connection, gate: Gate | None, now: int, report: TickReport) -> None:
     """One tick's prepared work (see the module docstring); problems are reported, never raised."""
     from gitive.team.projects import project_id
 
@@ -115,7 +103,7 @@ def step(anchor: Anchor, index: sqlite3.Connection, gate: Gate | None, now: int,
     found = {t: task for t, task in tasks.all_tasks(index).items() if task["repo"] == project}
     if not found and not work.running:
         return
-    progress = tasks.progress(index)
+    progress = prepared_reads.progress(index)
     recorded = set()
     for outcome in work.finished():
         _record(ctx, found.get(outcome.task), outcome, progress)
@@ -132,15 +120,13 @@ def step(anchor: Anchor, index: sqlite3.Connection, gate: Gate | None, now: int,
         if draft is not None and draft["author"] == anchor.hive.me:
             _answer(ctx, task, draft, steps)
     for outcome in work.finished():  # inline attempts finish inside the tick
-        _record(ctx, found.get(outcome.task), outcome, tasks.progress(index))
+        _record(ctx, found.get(outcome.task), outcome, prepared_reads.progress(index))
     _presence(ctx, found)
     if report.prepared:  # the gate reads what was just written (a draft waiting for review is its urgency)
-        from gitive.index.refresh import catch_up
+        from gitive.index.catchup import catch_up
 
         catch_up(anchor.hive, index)
-        progress = tasks.progress(index)
-    from gitive.anchor.prepared import standing_use
-
+        progress = prepared_reads.progress(index)
     standing_use.watch(ctx, found, progress)
 
 
@@ -148,7 +134,7 @@ def _write(ctx: Context, record: dict[str, Any]) -> dict[str, Any]:
     hive = ctx.anchor.hive
     logs.append(hive.store, hive.key, hive.team_id, "ledger", TEAM_SCOPE, record, at=ctx.now)
     ctx.report.prepared.append({"task": record["task"], "state": record["state"]})
-    ctx.anchor._unpushed = True
+    ctx.anchor.unpushed = True
     return record
 
 
@@ -255,8 +241,6 @@ def _answer(ctx: Context, task: dict[str, Any], draft: dict[str, Any], steps: li
         _start(ctx, task, steps, draft["attempt"] + 1, base=tip, apply=edit or draft["head"])
         return
     if review is None:
-        from gitive.anchor.prepared import standing_use
-
         covered = standing_use.cover(ctx, task, draft)
         if covered is not None:
             approval, auth = covered
@@ -355,4 +339,13 @@ def _presence(ctx: Context, found: dict[str, dict[str, Any]]) -> None:
     snap = {"machine": hive.me, "person": "anchor", "machine_name": "anchor", "sessions": sessions}
     store_presence.publish(hive.store, hive.key, hive.team_id, canonical.dumps(snap))
     work.published, work.published_at = names, ctx.now
-    ctx.anchor._unpushed = True
+    ctx.anchor.unpushed = True
+
+
+class PreparedWork:
+    """The tick's step: start tasks, record their drafts, act on approvals, re-ask on a moved base."""
+
+    name = "preparedwork"
+
+    def run(self, tick: Tick) -> None:
+        step(tick.run, tick.index, tick.gate, tick.now, tick.report)

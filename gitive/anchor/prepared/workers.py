@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitive.anchor.config import ConfigError, command_words
+from gitive.anchor.base.configuration import ConfigError, command_words
 from gitive.core.ids import is_name
 
 DEFAULT_BUDGET = 1800  # seconds

@@ -1,7 +1,7 @@
 """Gate: the anchor's ledger as a timeline, interruptions per day against each person's budget, acted-on and
 missed-item rates, and whether each person's gate is live or in shadow.
 
-Everything comes from the gate's own readers: :func:`gitive.anchor.gate.ledger.decisions` (what anchors signed,
+Everything comes from the gate's own readers: :func:`gitive.index.ledger.decisions` (what anchors signed,
 metadata only: no item text), :func:`gitive.anchor.gate.prefs.all_current` (budgets, time zones),
 :func:`gitive.anchor.gate.gestures.live_people` and :func:`gitive.anchor.gate.shadow.report`. A person's own marks
 (`gitive digest mark`) stay on their machine, so the rates here count only what the ledger and the index show;
@@ -14,9 +14,10 @@ import sqlite3
 from datetime import datetime, timedelta
 from typing import Any
 
-from gitive.anchor.gate import gestures, ledger, prefs, shadow
+from gitive.anchor.gate import gestures, prefs, shadow
 from gitive.anchor.gate.items import active_people
 from gitive.anchor.gate.order import DELIVERING
+from gitive.index import ledger as ledger_reads
 from gitive.team.hive import Hive
 from gitive.ui import charts
 from gitive.ui.html import ago, badge, command, h, iso, short, stat, table
@@ -52,14 +53,14 @@ def _per_day(p: prefs.Prefs, decisions: list[dict[str, Any]], now: int) -> list[
 
 
 def collect(hive: Hive, conn: sqlite3.Connection, now: int) -> dict[str, Any]:
-    anchors = ledger.anchors(conn)
-    if not ledger.decisions(conn, limit=1):
+    anchors = ledger_reads.anchors(conn)
+    if not ledger_reads.decisions(conn, limit=1):
         if not anchors:
             return pending.not_enabled("gate", "the team has no anchor, and the gate runs on the anchor", ENABLE, now)
         return pending.not_enabled("gate", "no anchor has decided anything yet (items come from obligations that "
                                    "fire, watchers and sessions' proposals)", [OWE, "gitive anchor status"], now)
     since = now - DAYS * 86_400_000
-    recent = ledger.decisions(conn, since=since)
+    recent = ledger_reads.decisions(conn, since=since)
     preferences = prefs.all_current(conn, hive.team_id)
     live = gestures.live_people(conn, hive.team_id)
     people = []

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import pygit2
 
 from gitive.constants import INVITE_DEFAULT_TTL_MS
-from gitive.core import gesture
+from gitive.core import gesture, roles
 from gitive.core.clock import now_ms
 from gitive.core.home import ensure_home
 from gitive.core.ids import is_name
@@ -172,11 +172,11 @@ def found(path: Path | str | None, person: str, machine_name: str, team_name: st
     team_id = os.urandom(16).hex()
     store = _store_for(project, team_id, team_remote)
     founder = member_record(me, person, machine_name, git_emails(project, emails or []), {"via": "founder"},
-                            role=authority.ADMIN)
+                            role=roles.ADMIN)
     logs.append(store, key, team_id, "roster", TEAM_SCOPE, gesture.sign(signer, team_id, me, founder))
     logs.append(store, key, team_id, "roster", TEAM_SCOPE, person_key_record(team_id, me, person, signer))
     logs.append(store, key, team_id, "roster", TEAM_SCOPE,
-                {"type": "team", "name": team_name, "founder": me, "version": authority.TEAM_VERSION})
+                {"type": "team", "name": team_name, "founder": me, "version": roles.TEAM_VERSION})
     _configure(project, store, team_id, me)
     _register(team_id, me, store, project, team_name, person)
     return Founded(team_id, me, created, store.path, sync.sync_remotes(store), unchecked)

@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from gitive.core import gesture, personkey
 from gitive.core.keys import load_or_create_key, machine_id
+from gitive.enrolment import anchors, ops
 from gitive.errors import GitiveError, NotAllowed, NoTeam
 from gitive.index import deciding, membership
 from gitive.index import sync as syncing
 from gitive.index.refresh import fresh_index
 from gitive.store import logs
 from gitive.store import repo as repos
-from gitive.team import anchors, invites, ops, registry
+from gitive.team import invites, registry
 from gitive.team.hive import KEY_TEAM
 
 if TYPE_CHECKING:

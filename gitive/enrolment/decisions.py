@@ -9,13 +9,14 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
+from gitive.core import roles
 from gitive.core.records import TEAM_SCOPE
+from gitive.enrolment import ops
 from gitive.errors import GitiveError, NotAllowed
 from gitive.index import deciding, queries
-from gitive.index.refresh import catch_up
+from gitive.index.catchup import catch_up
 from gitive.index.roster import heads_of
 from gitive.store import logs
-from gitive.team import authority, ops
 from gitive.team.hive import Hive
 
 if TYPE_CHECKING:
@@ -30,16 +31,16 @@ def set_role(hive: Hive, conn: sqlite3.Connection, person: str, role: str, signe
         NotAllowed: not an admin, or the change would leave no admin.
         GitiveError: an unknown role or person.
     """
-    if role not in (authority.ADMIN, authority.MEMBER):
+    if role not in (roles.ADMIN, roles.MEMBER):
         raise GitiveError(f"unknown role {role!r}: use admin or member (an anchor joins with its own invite)")
     me = deciding.decider(conn, hive.me, signer)
     if not deciding.is_admin(conn, me):
         raise NotAllowed(f"only an admin changes roles; ask {' or '.join(deciding.admins(conn)) or 'an admin'}")
     active = [m for m in queries.members(conn) if m["active"]]
-    chosen = [m for m in active if m["person"] == person and m["role"] != authority.ANCHOR]
+    chosen = [m for m in active if m["person"] == person and m["role"] != roles.ANCHOR]
     if not chosen:
         raise GitiveError(f"{person!r} has no active machine in the team; see `gitive team`")
-    if role == authority.MEMBER and set(deciding.admins(conn)) == {person}:
+    if role == roles.MEMBER and set(deciding.admins(conn)) == {person}:
         raise NotAllowed(f"{person} is the last admin: make someone else an admin first")
     changed = [m for m in chosen if m["role"] != role]
     for m in changed:
@@ -56,7 +57,7 @@ def register_key(hive: Hive, conn: sqlite3.Connection, signer: Signer, endorser:
         NotAllowed: another key is registered and no (valid) endorsement was given.
     """
     person, role = deciding.me_as_member(conn, hive.me)
-    if role == authority.ANCHOR:
+    if role == roles.ANCHOR:
         raise NotAllowed("an anchor machine has no person key")
     registered = deciding.registered_keys(conn, person)
     if signer.public in registered:
@@ -90,7 +91,7 @@ def migrate(hive: Hive, conn: sqlite3.Connection, signer: Signer) -> dict[str, d
         raise NotAllowed("register your person key first: `gitive person register`")
     heads = {m["machine"]: heads_of(conn, m["machine"]) for m in queries.members(conn)}
     heads[hive.me] = {**heads.get(hive.me, {}), "roster": ops._head_seq(hive.store, hive.me, "roster") + 1}
-    record = {"type": "migration", "version": authority.TEAM_VERSION,
+    record = {"type": "migration", "version": roles.TEAM_VERSION,
               "heads": {m: h for m, h in heads.items() if h}}
     logs.append(hive.store, hive.key, hive.team_id, "roster", TEAM_SCOPE,
                 deciding.signed(hive.team_id, hive.me, record, signer))
@@ -100,7 +101,7 @@ def migrate(hive: Hive, conn: sqlite3.Connection, signer: Signer) -> dict[str, d
 
 def without_key(conn: sqlite3.Connection) -> list[str]:
     """Active persons with no registered person key (what an admin checks before migrating)."""
-    persons = {m["person"] for m in queries.members(conn) if m["active"] and m["role"] != authority.ANCHOR}
+    persons = {m["person"] for m in queries.members(conn) if m["active"] and m["role"] != roles.ANCHOR}
     return sorted(p for p in persons if not deciding.registered_keys(conn, p))
 
 

@@ -1,4 +1,4 @@
-"""Roster operations (``gitive.team.ops``) called as a library, against real repositories."""
+"""Roster operations (``gitive.enrolment.ops``) called as a library, against real repositories."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ import pytest
 from gitive.core import gesture
 from gitive.core.ids import is_name
 from gitive.core.keys import key_path, load_key, machine_id
+from gitive.enrolment import ops
 from gitive.errors import GitiveError, InvalidRecord, InviteError, NotAllowed, NoTeam
 from gitive.index import queries
 from gitive.index.refresh import fresh_index
 from gitive.store import logs, refs
-from gitive.team import invites, ops
+from gitive.team import invites
 from gitive.team.hive import KEY_FOUNDER, KEY_REMOTE, KEY_STORE, KEY_TEAM, Hive, open_hive
 from testing import builders, fixtures, people
 
@@ -246,7 +247,7 @@ def test_remove_of_another_persons_machine_by_a_member_is_refused(founded: tuple
 
 def test_remove_by_a_removed_machine_is_refused(founded: tuple[Path, ops.Founded],
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    from gitive.index import decisions
+    from gitive.enrolment import decisions
 
     clone, _ = founded
     hive = open_hive(clone)

@@ -1,0 +1,78 @@
+"""The anchors' ledgers as any machine reads them: verified decisions signed by anchor machines, and the items
+they are about.
+
+Readers count a ledger entry only when an *anchor* machine signed it; a member's machine that writes one changes
+nothing anyone sees. The anchor's own gate (``gitive.anchor.gate.ledger``) writes these entries and mirrors them;
+``gitive why``, ``gitive inbox``, the digest, the daemon's delivery and the dashboard read them here.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from gitive.index.queries import VERIFIED
+
+_BY_ANCHOR = VERIFIED + " AND m.role = 'anchor'"
+
+
+def anchors(index: sqlite3.Connection) -> list[str]:
+    return [r[0] for r in index.execute("SELECT machine FROM members WHERE role = 'anchor' ORDER BY machine")]
+
+
+def until_of(index: sqlite3.Connection, anchor: str, item: str) -> int | None:
+    """The ``until`` of the newest decision ``anchor`` signed about ``item`` (a hold's end), from git."""
+    for d in decisions(index, item=item):
+        if d["anchor"] == anchor:
+            return d.get("until")
+    return None
+
+
+def decisions(index: sqlite3.Connection, *, item: str | None = None, person: str | None = None,
+              since: int | None = None, limit: int = 10_000) -> list[dict[str, Any]]:
+    """Verified decisions signed by anchors, newest first: the record, with ``anchor``, ``seq`` and ``at``.
+
+    ``item`` may be a prefix of at least 6 hex characters.
+    """
+    sql = _BY_ANCHOR + " AND e.log = 'ledger' AND e.kind = 'ledger'"
+    args: list[Any] = []
+    if item is not None:
+        sql += " AND json_extract(e.envelope, '$.body.record.item') LIKE ?"
+        args.append(item.lower() + "%")
+    if person is not None:
+        sql += " AND json_extract(e.envelope, '$.body.record.person') = ?"
+        args.append(person)
+    if since is not None:
+        sql += " AND e.at >= ?"
+        args.append(since)
+    sql += " ORDER BY e.at DESC, e.seq DESC LIMIT ?"
+    args.append(limit)
+    out = []
+    for author, _, seq, _, _, at, envelope, _, _ in index.execute(sql, args):
+        out.append(json.loads(envelope)["body"]["record"] | {"anchor": author, "seq": seq, "at": at})
+    return out
+
+
+def item_records(index: sqlite3.Connection, ids: list[str] | None = None, *, prefix: str | None = None
+                 ) -> dict[str, dict[str, Any]]:
+    """item id -> its verified ``item`` record (with ``author``): an anchor's own, or a member's proposal."""
+    sql = VERIFIED.replace("SELECT e.author,", "SELECT m.role, e.author,", 1) + " AND e.kind = 'item'"
+    args: list[Any] = []
+    if prefix is not None:
+        sql += " AND json_extract(e.envelope, '$.body.record.id') LIKE ?"
+        args.append(prefix.lower() + "%")
+    elif ids is not None:
+        if not ids:
+            return {}
+        sql += f" AND json_extract(e.envelope, '$.body.record.id') IN ({','.join('?' * len(ids))})"
+        args += ids
+    out: dict[str, dict[str, Any]] = {}
+    for row in index.execute(sql, args):
+        role, author, envelope = row[0], row[1], row[7]
+        record = json.loads(envelope)["body"]["record"]
+        source_kind = (record.get("source") or {}).get("kind")
+        if role != "anchor" and source_kind != "session":
+            continue  # only an anchor makes items of other sources (see gating._proposal)
+        out.setdefault(record["id"], record | {"author": author, "author_role": role})
+    return out
