@@ -325,6 +325,7 @@ def demo() -> int:
         memory_and_mail(alice, bob, carol)
         future_tense(root, remote, alice, bob)
 
+        roster_before = json.loads(bob.gitive("team", "--json", show=False).stdout)["members"]
         step("Mallory (not a member) pushes forged entries straight to the remote")
         alice_id = alice.gitive("team", "--json", show=False).stdout
         alice_machine = next(x["machine"] for x in json.loads(alice_id)["members"] if x["person"] == "alice")
@@ -335,7 +336,6 @@ def demo() -> int:
         print("    pushed: one entry under Mallory's own key, one in Alice's log signed by Mallory")
 
         step("Bob syncs: both forgeries are refused and reported; the roster is unchanged")
-        before = json.loads(alice_id)["members"]
         synced = bob.gitive("sync", check=False)
         after = json.loads(bob.gitive("team", "--json", show=False).stdout)["members"]
         bob.gitive("team")
@@ -343,7 +343,7 @@ def demo() -> int:
         said = synced.stdout + synced.stderr
         claim("rejected bad-signature" in said and "rejected roster-refused" in said,
               "both forgeries were refused and reported")
-        claim(sorted(m["machine"] for m in after) == sorted(m["machine"] for m in before)
+        claim(sorted(m["machine"] for m in after) == sorted(m["machine"] for m in roster_before)
               and "mallory" not in {m["person"] for m in after}, "the roster is unchanged")
 
         elapsed = time.monotonic() - started

@@ -57,7 +57,8 @@ class Carried:
         self.read = False  # the session's last call delivered mail and it took another turn: it was read
 
 
-def _connect(found: locate.Located | None, deadline: Deadline, book: Book) -> sqlite3.Connection | None:
+def _connect(found: locate.Located | None, deadline: Deadline, book: Book, scratch: bool = False
+             ) -> sqlite3.Connection | None:
     """A read-only index connection whose queries stop at the deadline (None: no index, or out of time)."""
     from gitive.capture import locate, matching
 
@@ -66,7 +67,7 @@ def _connect(found: locate.Located | None, deadline: Deadline, book: Book) -> sq
     if deadline.expired():
         book.miss("deadline", "the budget was spent before the index could be read")
         return None
-    conn = matching.connect(locate.index_path(found))
+    conn = matching.connect(locate.index_path(found), scratch)
     if conn is not None:
         conn.execute(f"PRAGMA busy_timeout = {max(0, int(deadline.left() * 1000))}")
         conn.set_progress_handler(deadline.expired, 1000)  # a query past the deadline is interrupted
@@ -80,7 +81,7 @@ def _computed(kind: str, event: dict[str, Any], payload: dict[str, Any], found: 
 
     from gitive.capture import locate, prepared
 
-    conn = _connect(found, deadline, book)
+    conn = _connect(found, deadline, book, scratch=kind == "prompt")  # recall reads word counts in temp
     if conn is None or found is None:
         return [], ""
     project = locate.project_id(found)

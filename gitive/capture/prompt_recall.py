@@ -5,7 +5,9 @@ The daemon runs this when a hook tells it a prompt arrived (op ``prepare``) and 
 session's spool; a hook runs it itself only when no daemon is there (it then imports the recall module, the
 one place a hook loads more than the standard library: ``blake3``, a compiled module of about a millisecond).
 Only a real match is injected: a lesson citing a file the prompt names, or one matching at least two of the
-prompt's distinctive words; the second lesson only when it scores close to the first.
+prompt's words, one of them rare among the lessons; the second lesson only when it scores close to the first.
+The index is opened read-only with temp tables allowed, so recall reads word frequencies as ``gitive lessons
+search`` does.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from gitive.capture import framing
 
 PROMPT_LESSONS = 2
 SECOND_WITHIN = 0.85  # the second pick must score at least this share of the first
-MIN_WORDS = 2  # matched prompt words a lesson needs without a file match
+MIN_WORDS = 2  # matched prompt words a lesson needs without a file match ...
+RARE_SHARE = 0.1  # ... RARE_WORDS of them in at most this share of the lessons (else the match says little)
+RARE_WORDS = 2
 _PATHLIKE = re.compile(r"(?<![\w@:/.-])(?:\.{0,2}/)?(?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][\w]{0,7}(?![\w/])")
 _URLISH = re.compile(r"^[\w.-]+\.(?:com|org|net|io|dev|example|test)$")
 
@@ -41,14 +45,26 @@ def files_in(prompt: str, toplevel: str | Path | None = None) -> list[str]:
     return out[:16]
 
 
-def _matched(result: dict[str, Any]) -> tuple[bool, int]:
-    """Whether a result matched a named file, and how many of the prompt's words it matched."""
+def _matched(result: dict[str, Any]) -> tuple[bool, list[str]]:
+    """Whether a result matched a named file, and which of the prompt's words it matched."""
     files = any(r.startswith("cites ") and ", " not in r for r in result.get("reasons") or [])  # exact
-    words = 0
+    words: list[str] = []
     for reason in result.get("reasons") or []:
         if reason.startswith("text matches ") and reason != "text matches the question":
-            words = max(words, len(reason.removeprefix("text matches ").split(", ")))
+            words = reason.removeprefix("text matches ").split(", ")
     return files, words
+
+
+def _telling(conn: sqlite3.Connection, words: list[str]) -> bool:
+    """At least two matched words, one of them rare among the lessons ("run the tests" matches half of
+    them on two words and says nothing); true when frequencies cannot be read."""
+    from gitive.index import lesson_terms
+
+    if len(words) < MIN_WORDS:
+        return False
+    counts = lesson_terms.frequencies(conn, words, 4)
+    total = lesson_terms.shown(conn)
+    return counts is None or sum(n <= max(2, RARE_SHARE * total) for n in counts.values()) >= RARE_WORDS
 
 
 def frame(result: dict[str, Any]) -> str:
@@ -76,7 +92,7 @@ def best(conn: sqlite3.Connection, prompt: str, project: str | None, shown: set[
         if result["id"] in shown or not result.get("verified"):
             continue
         by_file, words = _matched(result)
-        if not by_file and words < MIN_WORDS:
+        if not by_file and not _telling(conn, words):
             continue
         if picks and result["score"] < SECOND_WITHIN * picks[0]["score"]:
             break

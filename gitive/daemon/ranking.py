@@ -18,7 +18,7 @@ def prepare(harness: str, session: str, hook: str, cwd: str | None, prompt: str 
     No service lock and a read-only index connection: a sync running meanwhile does not hold this up.
     """
     found = locate.find(cwd) if cwd else None
-    conn = matching.connect(locate.index_path(found)) if found else None
+    conn = matching.connect(locate.index_path(found), scratch=True) if found else None
     if conn is None or found is None:
         return 0
     try:
