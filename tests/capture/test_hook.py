@@ -173,10 +173,11 @@ def prompt(harness: str, repo: Path, text: str, session: str | None = None) -> A
     return run_hook(harness, "prompt", stdin=json.dumps(body).encode())
 
 
-@pytest.mark.parametrize("harness", ["claude", "codex"])
+@pytest.mark.parametrize("harness", ["claude", "codex", "gemini"])
 def test_a_prompt_gets_the_lesson_its_words_call_for_once_per_session(team_repo: TeamRepo, harness: str) -> None:
     text = "The settings tests fail after I change SETTINGS_PATH, can you look?"
-    assert_answer(prompt(harness, team_repo.path, text), claude_shape("UserPromptSubmit", team_repo.settings.frame()))
+    hook = "BeforeAgent" if harness == "gemini" else "UserPromptSubmit"
+    assert_answer(prompt(harness, team_repo.path, text), claude_shape(hook, team_repo.settings.frame()))
     assert_answer(prompt(harness, team_repo.path, text), NO_OPINION)  # shown once in a session
     assert [e["lesson"]["id"] for e in recorded("team.lesson.injected")] == [team_repo.settings.id]
     assert recorded("team.lesson.injected")[0]["delivery"]["hook"] == "prompt"

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from gitive.capture import events, spool
+from gitive.capture import deadline, events, spool
 from gitive.capture.adapters import ADAPTERS
 
 from .support import (
@@ -225,6 +225,6 @@ def test_a_prompt_the_daemon_does_not_rank_in_time_is_recorded_and_ranked_by_the
     monkeypatch.delenv("GITIVE_HOOK_BUDGET_MS")  # the prompt's own budget
     run = feed("claude", "prompt", "prompt", team_repo.path)
     assert run.out == claude_shape("UserPromptSubmit", team_repo.settings.frame())
-    assert run.seconds < 1.5 + 1.0  # its budget, and a process start on a busy machine
+    assert run.seconds < deadline.HARD_CAP_S  # within its budget, whatever the daemon does
     [miss] = logged("delivery.missed")
     assert miss["delivery"]["reason"] == "prepare-late" and miss["delivery"]["hook"] == "prompt"
