@@ -135,19 +135,20 @@ def _prepared(kind: str, event: dict[str, Any], found: locate.Located, shown: se
 
 def _lessons(kind: str, event: dict[str, Any], payload: dict[str, Any], found: locate.Located | None,
              shown: set[str], alive: bool, ranked: bool | None, deadline: Deadline, book: Book
-             ) -> tuple[list[dict[str, Any]], str]:
-    """The lessons this moment calls for, and the card's owed lines: prepared when a daemon is there, else
-    computed. ``ranked``: the daemon said it ranked this call's prompt or error (the picks come through the
-    spool), False when it did not in time (then this call ranks them itself), None when it was not asked."""
+             ) -> tuple[list[dict[str, Any]], str, str]:
+    """The lessons this moment calls for, the card's owed lines, and where they came from ("prepared" by the
+    daemon, "computed" here): prepared when a daemon is there, else computed. ``ranked``: the daemon said it
+    ranked this call's prompt or error (the picks come through the spool), False when it did not in time
+    (then this call ranks them itself), None when it was not asked."""
     if found is None or kind not in ("session-start", "prompt", "post-tool", "post-tool-failure"):
-        return [], ""
+        return [], "", "none"
     if ranked and kind == "prompt":
-        return [], ""
+        return [], "", "none"
     if alive and kind != "prompt" and ranked is not False:
         ready = _prepared(kind, event, found, shown)
         if ready is not None:
-            return ready
-    return _computed(kind, event, payload, found, shown, deadline, book)
+            return (*ready, "prepared")
+    return (*_computed(kind, event, payload, found, shown, deadline, book), "computed")
 
 
 def _pack(head: str | None, frames: list[str], cap: int) -> tuple[str, int]:
@@ -257,12 +258,15 @@ def _spooled(adapter: Adapter, kind: str, carried: Carried, state: dict[str, Any
     return texts, lessons
 
 
-def _injected(harness: str, session: str | None, cwd: str | None, kind: str, lessons: list[str]) -> None:
+def _injected(harness: str, session: str | None, cwd: str | None, kind: str, lessons: list[tuple[str, str]]
+              ) -> None:
+    """One event per lesson shown, saying how it was chosen: ``prepared`` (the daemon's card or file matches),
+    ``computed`` (by this call, from the index), ``daemon`` (ranked by the daemon for this session)."""
     from gitive.capture import events
 
-    for lesson in lessons:
+    for lesson, via in lessons:
         events.append(events.make("team.lesson.injected", harness=harness, session=session, cwd=cwd,
-                                  lesson={"id": lesson}, delivery={"tier": "turn", "hook": kind}))
+                                  lesson={"id": lesson}, delivery={"tier": "turn", "hook": kind, "via": via}))
 
 
 def handle(harness: str, kind: str, payload: dict[str, Any], deadline: Deadline | None = None
@@ -316,7 +320,7 @@ def _compose(adapter: Adapter, kind: str, payload: dict[str, Any], event: dict[s
                       "lessons this call, queued messages still go")
         shown = _record_citations(state, kind, payload, event, harness, session, cwd) if state is not None \
             else set()
-        lessons, owed_here = ([], "") if state is None or kind not in adapter.context else \
+        lessons, owed_here, via = ([], "", "none") if state is None or kind not in adapter.context else \
             _lessons(kind, event, payload, found, shown, alive, ranked, deadline, book)
         head = prepared_head() if kind == "session-start" else None
         text, taken = _pack(head, [c["frame"] for c in lessons], adapter.cap)
@@ -325,7 +329,7 @@ def _compose(adapter: Adapter, kind: str, payload: dict[str, Any], event: dict[s
             text = joined
         room = adapter.cap - len(text.encode("utf-8", "surrogatepass")) - (len(SEPARATOR) if text else 0)
         texts, spool_lessons = _spooled(adapter, kind, carried, state, shown | set(chosen), room)
-        _injected(harness, session, cwd, kind, chosen + spool_lessons)
+        _injected(harness, session, cwd, kind, [(c, via) for c in chosen] + [(c, "daemon") for c in spool_lessons])
         if state is not None:
             state["shown"] = sorted(shown | set(chosen) | set(spool_lessons))
             carried.read = bool(state.get("mail_out"))
