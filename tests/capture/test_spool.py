@@ -228,3 +228,22 @@ def test_a_prompt_the_daemon_does_not_rank_in_time_is_recorded_and_ranked_by_the
     assert run.seconds < deadline.HARD_CAP_S  # within its budget, whatever the daemon does
     [miss] = logged("delivery.missed")
     assert miss["delivery"]["reason"] == "prepare-late" and miss["delivery"]["hook"] == "prompt"
+
+
+def test_what_is_due_at_once_reaches_the_model_within_two_calls_when_it_fits_two_replies(
+        team_repo: TeamRepo, short_home: Path) -> None:
+    """Bounded lateness: four messages queued during a turn (15 KB, under two of Claude Code's replies) all
+    reach the model by the second call with a context channel, oldest first, the deferred ones first."""
+    session = session_of("claude", "prompt", team_repo.path)
+    bodies = [("m1", 4000), ("m2", 4000), ("m3", 4000), ("m4", 3000)]
+    frames = {ident: f'<team-message from="bob/x" id="{ident}">\n' + ident * (size // 2) + "\n</team-message>"
+              for ident, size in bodies}
+    for seq, (ident, _) in enumerate(bodies):
+        put("claude", session, frames[ident], ident, seq=seq)
+    seen: list[list[str]] = []
+    for event, name in (("prompt", "prompt"), ("post-tool", "post-tool-bash-ok")):
+        body = payload("claude", name, team_repo.path) | {"session_id": session}
+        out = json.loads(run_hook("claude", event, stdin=json.dumps(body).encode()).out)
+        context = out["hookSpecificOutput"]["additionalContext"]
+        seen.append([ident for ident, _ in bodies if f'id="{ident}"' in context])
+    assert seen == [["m1", "m2"], ["m3", "m4"]]
