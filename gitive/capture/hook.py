@@ -217,45 +217,50 @@ def _record_citations(state: dict[str, Any], kind: str, payload: dict[str, Any],
     return shown
 
 
-def _spooled(adapter: Adapter, kind: str, carried: Carried, state: dict[str, Any] | None, shown: set[str],
-             room: int) -> tuple[list[str], list[str]]:
-    """Claim, in order, the spooled items this reply can carry whole within ``room`` bytes: items deferred
-    last time first, then the oldest. Returns their frames and the lesson ids among them."""
-    sdir = carried.sdir
+class Taken:
+    """What one pass over the spool took: frames, the lesson ids among them, the names left for later."""
+
+    __slots__ = ("deferred", "lessons", "texts", "used")
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.lessons: list[str] = []
+        self.deferred: list[str] = []
+        self.used = 0
+
+
+def _spooled(adapter: Adapter, kind: str, carried: Carried, lessons_ok: bool, shown: set[str], room: int,
+             only: set[str] | None = None, skip: frozenset[str] | set[str] = frozenset()) -> Taken:
+    """Claim, oldest first, the spooled items this reply can carry whole within ``room`` bytes (``only``:
+    just those names; ``skip``: not those). A lesson needs the session's memory of what it saw
+    (``lessons_ok``); mail needs a mail channel."""
+    taken, sdir = Taken(), carried.sdir
     if sdir is None or kind not in adapter.context:
-        return [], []
-    carried.book.reclaimed(spool.reclaim(sdir))
-    first = set((state or {}).get("deferred") or [])
-    entries = sorted(spool.ready(sdir), key=lambda e: (e[0] not in first, e[0]))
-    texts: list[str] = []
-    lessons: list[str] = []
-    deferred: list[str] = []
-    used = 0
-    for name, item in entries:
+        return taken
+    for name, item in spool.ready(sdir):
+        if (only is not None and name not in only) or name in skip:
+            continue
         is_lesson = item.get("kind") == "lesson"
-        if (is_lesson and state is None) or (not is_lesson and kind not in adapter.mail):
-            continue  # a lesson needs the session's memory of what it saw; mail needs a mail channel
-        if is_lesson and item.get("lesson") in shown | set(lessons):
+        if (is_lesson and not lessons_ok) or (not is_lesson and kind not in adapter.mail):
+            continue
+        if is_lesson and item.get("lesson") in shown | set(taken.lessons):
             if (claimed := spool.claim(sdir, name)) is not None:
                 carried.consumed.append(claimed)  # shown already (the card had it): done, not shown twice
             continue
-        size = len(item["frame"].encode("utf-8", "surrogatepass")) + (len(SEPARATOR) if texts or used else 0)
-        if deferred or used + size > room:
-            deferred.append(name)  # whole or not at all, and in order
+        size = len(item["frame"].encode("utf-8", "surrogatepass")) + (len(SEPARATOR) if taken.texts else 0)
+        if taken.deferred or taken.used + size > room:
+            taken.deferred.append(name)  # whole or not at all, and in order
             continue
         if (claimed := spool.claim(sdir, name)) is None:
             continue  # another hook of this session took it first
         carried.claims.append(claimed)
-        texts.append(item["frame"])
-        used += size
+        taken.texts.append(item["frame"])
+        taken.used += size
         if is_lesson:
-            lessons.append(str(item.get("lesson")))
+            taken.lessons.append(str(item.get("lesson")))
         else:
             carried.mail = True
-    if state is not None:
-        state["deferred"] = deferred
-    carried.book.deferred(len(deferred), room - used)
-    return texts, lessons
+    return taken
 
 
 def _injected(harness: str, session: str | None, cwd: str | None, kind: str, lessons: list[tuple[str, str]]
@@ -306,8 +311,9 @@ def _now() -> float:
 def _compose(adapter: Adapter, kind: str, payload: dict[str, Any], event: dict[str, Any],
              found: locate.Located | None, alive: bool, ranking: tuple[daemon_client.Call | None, bool],
              carried: Carried, deadline: Deadline) -> str:
-    """The reply's context: lessons first (the card's head and owed lines at session start), then what the
-    spool holds for the session, each whole, within the harness's cap."""
+    """The reply's context, within the harness's cap, each piece whole: first what the last call had no room
+    for, then this moment's lessons (the card's head and owed lines at session start), then what else the
+    spool holds for the session, oldest first."""
     from gitive.capture import sessions
 
     harness, book = adapter.name, carried.book
@@ -318,23 +324,33 @@ def _compose(adapter: Adapter, kind: str, payload: dict[str, Any], event: dict[s
         if state is None:
             book.miss("session-locked", "another hook of this session holds its state (stopped or slow): no "
                       "lessons this call, queued messages still go")
+        if carried.sdir is not None and kind in adapter.context:
+            book.reclaimed(spool.reclaim(carried.sdir))
         shown = _record_citations(state, kind, payload, event, harness, session, cwd) if state is not None \
             else set()
+        late = set((state or {}).get("deferred") or [])
+        early = _spooled(adapter, kind, carried, state is not None, shown, adapter.cap, only=late) if late \
+            else Taken()
         lessons, owed_here, via = ([], "", "none") if state is None or kind not in adapter.context else \
             _lessons(kind, event, payload, found, shown, alive, ranked, deadline, book)
-        head = prepared_head() if kind == "session-start" else None
-        text, taken = _pack(head, [c["frame"] for c in lessons], adapter.cap)
+        cap = adapter.cap - early.used - (len(SEPARATOR) if early.used else 0)
+        text, taken = _pack(prepared_head() if kind == "session-start" else None, [c["frame"] for c in lessons],
+                            cap)
         chosen = [c["id"] for c in lessons[:taken]]
-        if owed_here and fits(joined := SEPARATOR.join(t for t in (text, owed_here) if t), adapter.cap):
+        if owed_here and fits(joined := SEPARATOR.join(t for t in (text, owed_here) if t), cap):
             text = joined
-        room = adapter.cap - len(text.encode("utf-8", "surrogatepass")) - (len(SEPARATOR) if text else 0)
-        texts, spool_lessons = _spooled(adapter, kind, carried, state, shown | set(chosen), room)
-        _injected(harness, session, cwd, kind, [(c, via) for c in chosen] + [(c, "daemon") for c in spool_lessons])
+        room = cap - len(text.encode("utf-8", "surrogatepass")) - (len(SEPARATOR) if text else 0)
+        rest = _spooled(adapter, kind, carried, state is not None, shown | set(chosen) | set(early.lessons), room,
+                        skip=late)
+        from_spool = early.lessons + rest.lessons
+        _injected(harness, session, cwd, kind, [(c, via) for c in chosen] + [(c, "daemon") for c in from_spool])
+        book.deferred(len(early.deferred) + len(rest.deferred), room - rest.used)
         if state is not None:
-            state["shown"] = sorted(shown | set(chosen) | set(spool_lessons))
+            state["deferred"] = early.deferred + rest.deferred
+            state["shown"] = sorted(shown | set(chosen) | set(from_spool))
             carried.read = bool(state.get("mail_out"))
             state["mail_out"] = carried.mail
-    return SEPARATOR.join([t for t in (text, *texts) if t])
+    return SEPARATOR.join([t for t in (*early.texts, text, *rest.texts) if t])
 
 
 def prepared_head() -> str:

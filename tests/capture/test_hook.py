@@ -92,7 +92,7 @@ def test_edit_of_a_cited_file_injects_the_lesson_once_per_session(team_repo: Tea
     assert_answer(second, NO_OPINION)
     [injected] = recorded("team.lesson.injected")
     assert injected["lesson"] == {"id": team_repo.settings.id}
-    assert injected["delivery"] == {"tier": "turn", "hook": "post-tool"}
+    assert injected["delivery"] == {"tier": "turn", "hook": "post-tool", "via": "computed"}  # no daemon: this call chose it
     tools = recorded("tool.completed")
     assert len(tools) == 2
     assert all(t["file"] == {"paths": ["src/app/settings.py"], "op": "modify"} for t in tools)
