@@ -349,8 +349,11 @@ def report(meta: dict[str, Any], target: Path, figures: dict[str, Any], profile:
           + (f", message in {figures['delivered']}/{figures['runs']}" if figures["daemon"] else ""))
     print(f"prompt    {_line('`gitive-hook claude prompt` (nothing to say)', t['prompt'], bare)}")
     print(f"stop      {_line('`gitive-hook claude stop`', t['stop'], bare)}")
+    turn_cpu = [p + s_ for p, s_ in zip(cpu["prompt"], cpu["stop"], strict=True)]
+    added_cpu = statistics.median(turn_cpu) - 2 * statistics.median(cpu["bare"])
     print(f"turn      prompt + stop, nothing to deliver: p50 {c.ms(statistics.median(turn))} wall, of which "
-          f"{c.ms(added)} beyond two bare interpreters; {figures['turn_quiet']}/{figures['runs']} answered {{}}")
+          f"{c.ms(added)} beyond two bare interpreters ({c.ms(added_cpu)} of CPU, what a quiet machine's wall "
+          f"time comes to); {figures['turn_quiet']}/{figures['runs']} answered {{}}")
     hc, bc = statistics.median(cpu["edit"]), statistics.median(cpu["bare"])
     print(f"cpu       user + system p50: bare {c.ms(bc)}, edit hook {c.ms(hc)} ({hc / bc:.2f}x), prompt hook "
           f"{c.ms(statistics.median(cpu['prompt']))}, stop hook {c.ms(statistics.median(cpu['stop']))}")
