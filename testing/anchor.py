@@ -88,6 +88,25 @@ def owe(machine: Machine, condition: str, action: str, *args: str, env: dict[str
     return result.json()["obligation"]
 
 
+def owe_unchecked(machine: Machine, owner: str, condition: str, action: str, *, to: str | None = None
+                  ) -> dict[str, Any]:
+    """An obligation record written straight to ``machine``'s team log, past the write-time rules (as an older
+    gitive, or any writer that skips them, would): what readers and the anchor must still handle."""
+    from gitive.anchor.obligations.vocabulary import load
+    from gitive.core.clock import now_ms
+    from gitive.index import obligations as table
+
+    now = now_ms()
+    body: dict[str, Any] = {"type": "obligation", "owner": owner, "condition": condition, "action": action,
+                            "expires": now + 7 * 86_400_000, "created": now, "source": {"kind": "cli"},
+                            "vocabulary": load().version, "actor": "agent"}
+    if to is not None:
+        body["to"] = to
+    body["id"] = table.obligation_id(machine.id, body)
+    machine.append(body, at=now)
+    return body
+
+
 class Ticker:
     """The anchor's tick in this process, one :class:`~gitive.anchor.tick.Anchor` across calls (one run)."""
 

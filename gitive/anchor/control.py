@@ -79,4 +79,27 @@ def status(hive: Hive, limit: int = 50) -> dict[str, Any]:
                                                   "GROUP BY branch", (hive.me,)).fetchall())}
         out["problems"] = state.problems(st)
         out["cursors"] = st.execute("SELECT COUNT(*) FROM cursors").fetchone()[0]
+    out["prepared"] = prepared_work(hive, limit)
     return out
+
+
+def prepared_work(hive: Hive, limit: int = 20) -> dict[str, Any]:
+    """The anchor's prepared work as the index holds it: how many tasks stand at each step, and the newest."""
+    from gitive.anchor.prepared import tasks
+    from gitive.index import prepared as prepared_reads
+    from gitive.index.refresh import fresh_index
+
+    with fresh_index(hive) as (conn, _):
+        found, latest = tasks.all_tasks(conn), prepared_reads.latest(conn)
+    counts: dict[str, int] = {}
+    for step in latest.values():
+        counts[step["state"]] = counts.get(step["state"], 0) + 1
+    newest = sorted(latest.items(), key=lambda kv: -kv[1]["at"])[:limit]
+    return {"counts": counts, "tasks": [
+        {"task": task, "state": step["state"], "at": step["at"], "attempt": step.get("attempt"),
+         "branch": tasks.branch_name(found[task]) if task in found else None,
+         "title": _first_line((found.get(task) or {}).get("brief"))} for task, step in newest]}
+
+
+def _first_line(text: Any) -> str | None:
+    return text.strip().splitlines()[0][:100] if isinstance(text, str) and text.strip() else None

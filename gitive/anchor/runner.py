@@ -19,6 +19,7 @@ from typing import Any, TextIO
 from gitive.anchor.base import state
 from gitive.anchor.base.configuration import Config
 from gitive.anchor.config import load as load_config
+from gitive.anchor.telling import describe
 from gitive.anchor.tick import Anchor, TickReport, tick
 from gitive.core import pidlock
 from gitive.core.clock import now_ms
@@ -67,19 +68,6 @@ def require_anchor(hive: Hive) -> None:
                           "always-on machine joins with that code (docs/anchor.md)")
 
 
-def describe(report: TickReport) -> str | None:
-    """One line for a tick that did something (None for an idle one)."""
-    if report.idle and not report.unreachable and not report.problems:
-        return None
-    parts = [f"{sum(report.events.values())} event(s)" + (f" {report.events}" if report.events else ""),
-             f"{report.evaluations} evaluation(s)", f"{len(report.fired)} fired"]
-    for item in report.fired:
-        late = " LATE" if item["late"] else ""
-        parts.append(f"{item['kind']}{late} {item['obligation'][:12]} ({item['owner']}): {item['action'][:60]}")
-    parts += [f"verdict {v['obligation'][:12]}: {v['value']} ({v['reason'][:80]})" for v in report.verdicts]
-    parts += [f"unreachable {r}: {why}" for r, why in report.unreachable.items()]
-    parts += [f"{source}: {why}" for source, why in report.problems.items()]
-    return "; ".join(parts)
 
 
 def run(repo: str | None = None, *, interval: float | None = None, once: bool = False,

@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any
-
-import pygit2
+from typing import TYPE_CHECKING, Any
 
 from gitive.anchor.base import state
 from gitive.anchor.obligations import events
 from gitive.constants import PRESENCE_REF_PREFIX, REMOTES_REF_PREFIX
 from gitive.core import canonical
 from gitive.index import queries
-from gitive.store import refs, snapshots, watch
+from gitive.store import objects, refs, snapshots, watch
+
+if TYPE_CHECKING:
+    from gitive.store.types import Repo
 
 LIVE_MS = 30 * 60_000  # as the daemon's presence: a session unseen for 30 minutes has ended
 PRESENCE_FILE = "presence.json"
@@ -71,7 +72,7 @@ def _clamp(at: int | None, low: int, high: int) -> int:
     return min(max(at if at is not None else high, low), high)
 
 
-def watched(repo: pygit2.Repository, remote: str, repository: str, st: sqlite3.Connection, batch: Batch,
+def watched(repo: Repo, remote: str, repository: str, st: sqlite3.Connection, batch: Batch,
             now: int, snapshot: dict[str, str] | None = None) -> None:
     """Ref movements of one watched remote since the last tick (baseline on first sight)."""
     key = f"ref:{remote}"
@@ -88,20 +89,20 @@ def watched(repo: pygit2.Repository, remote: str, repository: str, st: sqlite3.C
     batch.add("ref", found)
 
 
-def _snapshot(repo: pygit2.Repository, team_id: str, machine: str, tip: str) -> dict[str, Any] | None:
+def _snapshot(repo: Repo, team_id: str, machine: str, tip: str) -> dict[str, Any] | None:
     if not snapshots.signature_ok(repo, team_id, "presence", machine, tip):
         return None
     try:
-        snap = canonical.loads(repo[repo[tip].tree[PRESENCE_FILE].id].data)
+        snap = canonical.loads(objects.file_at(repo, PRESENCE_FILE, tip).data)
     except Exception:  # a peer's malformed snapshot is skipped, never a crash
         return None
     return snap if isinstance(snap, dict) and snap.get("machine") == machine else None
 
 
-def _presence_refs(stores: list[pygit2.Repository], snapshots: dict[str, dict[str, str]]
-                   ) -> dict[str, tuple[pygit2.Repository, str]]:
+def _presence_refs(stores: list[Repo], snapshots: dict[str, dict[str, str]]
+                   ) -> dict[str, tuple[Repo, str]]:
     """machine -> (store, tip) of the newest presence snapshot any store holds for it."""
-    found: dict[str, list[tuple[pygit2.Repository, str]]] = {}
+    found: dict[str, list[tuple[Repo, str]]] = {}
     for repo in stores:
         listed = snapshots.get(repo.path)
         for name, tip in (listed if listed is not None else refs.tips(repo, "refs/hive")).items():
@@ -123,7 +124,7 @@ def _live(sessions: Any, now: int) -> dict[str, dict[str, Any]]:
     return out
 
 
-def presence(stores: list[pygit2.Repository], team_id: str, members: dict[str, tuple[str, bool]],
+def presence(stores: list[Repo], team_id: str, members: dict[str, tuple[str, bool]],
              st: sqlite3.Connection, batch: Batch, now: int, snapshots: dict[str, dict[str, str]] | None = None
              ) -> None:
     """session.started / ended / idle from members' presence snapshots (and sessions going stale).

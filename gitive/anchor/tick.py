@@ -24,10 +24,8 @@ import os
 import sqlite3
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
-
-import pygit2
 
 from gitive.anchor import sources, watchers
 from gitive.anchor.base import state
@@ -50,6 +48,9 @@ from gitive.index.refresh import fresh_index
 from gitive.store import logs, maintenance, refs, sync, watch
 from gitive.store import repo as repos
 from gitive.team.hive import Hive
+
+if TYPE_CHECKING:
+    from gitive.store.types import Repo
 
 LATE_AFTER_MS = 5 * 60_000
 LAPSE_NOTICE_MS = 86_400_000  # an item a day before an obligation lapses (the digest lists them)
@@ -105,7 +106,7 @@ class Anchor:
             self._evaluator = (mark, Evaluator(open_obs, self.config.watcher_names))
         return self._evaluator[1]
 
-    def watching(self) -> list[tuple[pygit2.Repository, str, str]]:
+    def watching(self) -> list[tuple[Repo, str, str]]:
         """(project store, remote, repository label) for each remote whose branches the anchor watches."""
         from gitive.team.projects import normalize_url
 
@@ -114,7 +115,7 @@ class Anchor:
         return [(project, r, normalize_url(repos.remote_url(project, r) or r)) for r in names]
 
 
-def _fetch(anchor: Anchor, report: TickReport) -> list[tuple[pygit2.Repository, str]]:
+def _fetch(anchor: Anchor, report: TickReport) -> list[tuple[Repo, str]]:
     hive, reached = anchor.hive, []
     anchor._snapshots = {path: snap for path, snap in anchor._snapshots.items() if path == hive.project.path}
     for repo, remote, _ in anchor.watching():
@@ -320,7 +321,7 @@ def _pack_refs(anchor: Anchor) -> None:
             maintenance.pack_refs(repo)
 
 
-def _push(anchor: Anchor, reached: list[tuple[pygit2.Repository, str]]) -> tuple[int, bool]:
+def _push(anchor: Anchor, reached: list[tuple[Repo, str]]) -> tuple[int, bool]:
     """Push this machine's refs to the team store's remotes; the count pushed, and whether any push failed."""
     pushed, failed = 0, False
     for repo, remote in reached:

@@ -33,8 +33,8 @@ def run(interval: float | None = _INTERVAL,
 
     Example: gitive anchor run --once --json
     """
-    from gitive.anchor.runner import describe
     from gitive.anchor.runner import run as run_anchor
+    from gitive.anchor.telling import describe
 
     say = None if as_json else (lambda line: console.print(line))
     reports = run_anchor(_repo(), interval=interval, once=once, say=say)
@@ -90,6 +90,17 @@ def _item(item: dict[str, Any]) -> str:
     return f"  {item['kind']:<18} {item['obligation'][:12]} {item['owner']}{to}: {item['action']}{late}"
 
 
+def _print_prepared(prepared: dict[str, Any]) -> None:
+    from gitive.anchor.telling import PREPARED_WORDS
+
+    counts = prepared.get("counts") or {}
+    shown = ", ".join(f"{n} {state}" for state, n in sorted(counts.items())) or "none yet"
+    console.print(f"prepared work: {shown} (`gitive review prepared` reviews a draft)")
+    for t in prepared.get("tasks") or []:
+        console.print(f"  {t['task'][:12]} {t['branch'] or ''}: {PREPARED_WORDS.get(t['state'], t['state'])} "
+                      f"{_when(t['at'])}" + (f" — {t['title']}" if t.get("title") else ""))
+
+
 @app.command("status")
 def status(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
            limit: int = typer.Option(50, "--limit", min=1, help="Queued items shown.")) -> int:
@@ -118,6 +129,7 @@ def status(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
     decided = ", ".join(f"{n} {branch}" for branch, n in sorted((gate.get("decided") or {}).items())) or "none yet"
     console.print(f"gate: decisions {decided}; {gate.get('held', 0)} held for quiet hours, "
                   f"{gate.get('waiting', 0)} waiting (`gitive why ITEM` explains one)")
+    _print_prepared(found.get("prepared") or {})
     console.print(f"{found.get('queued', 0)} item(s) queued for the gate; obligation items it received:")
     for item in found["queue"]:
         console.print(_item(item) + (f"  [dim]{item['state']}[/]" if item.get("state") != "queued" else ""))

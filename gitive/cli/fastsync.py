@@ -15,25 +15,11 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from gitive.capture import locate
 from gitive.core.home import gitive_home
 from gitive.store.gitdir import hive_tips
-from gitive.store.remotes import choose_from_config
-
-
-def _git(args: list[str], cwd: Path) -> Any:
-    import subprocess
-
-    # stdlib only: the one place that decides a git child's environment
-    from gitive.store.git import no_git_env
-
-    try:
-        return subprocess.run(["git", *args], cwd=cwd, env=no_git_env(), capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL, timeout=120)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
+from gitive.store.remotes import choose_from_config, fetch_hive
 
 
 def _upkeep_due(git_dir: Path) -> bool:
@@ -87,9 +73,7 @@ def try_noop(argv: list[str]) -> int | None:
     if not remotes or not index.exists():
         return None
     for remote in remotes:
-        done = _git(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote,
-                     f"+refs/hive/*:refs/hive-remotes/{remote}/*"], found.toplevel)
-        if done is None or done.returncode != 0:
+        if not fetch_hive(found.toplevel, remote):
             return None  # the full command reports it properly
     tips = hive_tips(found.common_dir)
     if tips is None:

@@ -71,15 +71,20 @@ def who(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
 
 
 def send(
-    to: str = typer.Argument(..., help="person/session, session, person/*, repo:NAME or *."),
-    text: str = typer.Argument(..., help="The message (at most 64 KiB)."),
+    to: str = typer.Argument(..., help="person/session, session, person/*, repo:NAME or *; with --reply, the "
+                                       "message alone (it goes to whoever sent the one it answers)."),
+    text: str | None = typer.Argument(None, help="The message (at most 64 KiB)."),
     sender: str | None = typer.Option(None, "--from", help="Send as this session (person/session): for agents "
                                                            "and scripts; a person at a terminal sends as "
                                                            "person/terminal."),
-    reply_to: str | None = typer.Option(None, "--reply-to", help="The id of the message this answers."),
+    reply_to: str | None = typer.Option(None, "--reply", "--reply-to", help="The id (or first 8+ characters) of "
+                                                                         "the message this answers."),
     as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> int:
     """Send a message to a session of the team; it arrives at that session's next tool call or start.
+
+    With --reply ID the message joins that thread (`gitive inbox --thread ID` shows it), and the address may be
+    left out: it goes to whoever sent the message it answers.
 
     Example: gitive send bob/api-claude "did you change the token format?"
     """
@@ -88,6 +93,12 @@ def send(
     from gitive.errors import GitiveError
 
     hive, rows, persons, person = _directory()
+    if text is None:
+        if reply_to is None:
+            raise GitiveError("say what to send: gitive send TO TEXT, or gitive send --reply ID TEXT")
+        to, text = _answer_to(hive, person, reply_to), to
+    if reply_to is not None:
+        reply_to = _message_id(hive, person, reply_to)
     is_person = sender is None and sys.stderr.isatty()
     if sender is None and not is_person:
         raise GitiveError("no terminal: agents use the MCP send_message tool, scripts pass --from person/session")
@@ -107,12 +118,35 @@ def send(
     return 0
 
 
+def _thread_of(hive: Any, person: str, message: str) -> list[dict[str, Any]]:
+    from gitive.daemon import db as daemon_db
+    from gitive.daemon import threads
+    from gitive.index.refresh import fresh_index
+
+    with fresh_index(hive) as (conn, _), daemon_db.connect() as db:
+        return threads.thread(conn, db, person, message)
+
+
+def _message_id(hive: Any, person: str, message: str) -> str:
+    """The full id of a message this person may read (received here or sent by them), from an id or prefix."""
+    return next(m["id"] for m in _thread_of(hive, person, message) if m["id"].upper().startswith(
+        message.strip().upper()))
+
+
+def _answer_to(hive: Any, person: str, message: str) -> str:
+    """Who an answer to ``message`` goes to: its sender (for a message this person sent: its address)."""
+    found = next(m for m in _thread_of(hive, person, message) if m["id"].upper().startswith(message.strip().upper()))
+    return str(found["to"] if found["direction"] == "sent" else found["from"])
+
+
 def inbox(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
           sent: bool = typer.Option(False, "--sent", help="Show what this machine sent, with acks."),
           search: str | None = typer.Option(None, "--search", help="Search the messages you may read (received "
                                                                   "here, sent by you) for these words."),
           limit: int = typer.Option(20, "--limit", min=1, max=100, help="With --search: at most this many."),
-          items: bool = typer.Option(False, "--items", help="Only the items the anchor delivered to you.")
+          items: bool = typer.Option(False, "--items", help="Only the items the anchor delivered to you."),
+          thread: str | None = typer.Option(None, "--thread", help="The whole thread around this message id "
+                                                                   "(what it answers and every answer).")
           ) -> int:
     """Messages for this machine's sessions (queued, delivered, read, held) and the items the anchor delivered
     to you, or with --sent the messages you sent.
@@ -124,6 +158,11 @@ def inbox(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
     """
     if items:
         return _items(as_json)
+    if thread is not None:
+        hive, _, _, person = _directory()
+        return _listing(_thread_of(hive, person, thread), as_json, "no such thread", lambda r: (
+            f"{'  ' * r['depth']}{r['id']} {r['direction']:<8} {escape(r['from'] + ' → ' + r['to'])}: "
+            f"{escape(r['body'][:70])}"))
     from gitive.daemon import db as daemon_db
     from gitive.daemon import mailbox
     from gitive.index.refresh import fresh_index

@@ -21,7 +21,7 @@ app = typer.Typer(
          "teammate's clone, `gitive join CODE --person bob`.\n\n"
          "Example: gitive sync && gitive lessons search \"why do the payment tests flake\"",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # `gitive --install-completion` (bash, zsh, fish, PowerShell): Typer's own
     pretty_exceptions_enable=False,
 )
 
@@ -36,6 +36,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "daemon": ("daemon",),
     "sync": ("sync",),
     "log": ("log",),
+    "export": ("export",),
     "doctor": ("doctor",),
     "retract": ("retract", "gc"),
     "lessons": ("lessons",),
@@ -144,7 +145,8 @@ def run(argv: list[str] | None = None) -> int:
     from gitive.core import notices
 
     command = _command_name(sys.argv[1:] if argv is None else argv)
-    _register(command)
+    # A shell asking for completions (Typer's _GITIVE_COMPLETE) must see every command, not only the first word's.
+    _register(None if os.environ.get("_GITIVE_COMPLETE") else command)
     _shown.clear()
     notices.listen(_notice)
     if command not in ("mcp", "daemon", "init", "join", "attach", None):  # these name the team themselves

@@ -34,6 +34,8 @@ def full(lesson: dict[str, Any], audience: str | None = None) -> None:
     console.print(f"\n  {lesson.get('text') or '(no body here: retracted, or not synced yet)'}")
     if lesson.get("applicability"):
         console.print(f"  [dim]applies when:[/] {lesson['applicability']}")
+    for symptom in lesson.get("symptoms") or []:
+        console.print(f"  [dim]symptom:[/] {symptom}")
     if lesson.get("quote"):
         q = lesson["quote"]
         console.print(f"  [dim]quote:[/] \"{q['words']}\" — {q['speaker']}")
@@ -43,6 +45,10 @@ def full(lesson: dict[str, Any], audience: str | None = None) -> None:
     for item in lesson["evidence"]:
         where = item.get("path") or item["ref"][:40]
         console.print(f"    {item['kind']}: {where}" + (f" @ {item['ref'][:12]}" if item.get("path") else ""))
+    if lesson.get("files"):
+        shown = ", ".join(lesson["files"][:12]) + (f" and {len(lesson['files']) - 12} more"
+                                                    if len(lesson["files"]) > 12 else "")
+        console.print(f"  shown when a session touches: {shown}")
     for stale in lesson.get("stale") or []:
         console.print(f"  [yellow]stale evidence[/]: {stale} changed since it was cited")
     if lesson.get("tags"):

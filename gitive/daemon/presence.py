@@ -12,14 +12,13 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-import pygit2
-
 from gitive.capture import events, locate
 from gitive.core import canonical
 from gitive.core.clock import now_ms
 from gitive.core.credentials import is_credential_path
 from gitive.daemon import claims
 from gitive.store import presence as store_presence
+from gitive.store import repo as repos
 from gitive.team.hive import Hive
 from gitive.team.presence import LIVE_MS, peers
 
@@ -42,15 +41,6 @@ def _name_for(conn: sqlite3.Connection, key: str, base: str, taken: set[str]) ->
         n += 1
         name = f"{base}-{n}"
     return name
-
-
-def _git_state(root: str) -> tuple[str | None, str | None]:
-    try:
-        repo = pygit2.Repository(root)
-        head = repo.head
-        return head.shorthand, str(head.target)
-    except (pygit2.GitError, KeyError, ValueError):
-        return None, None
 
 
 def collect(conn: sqlite3.Connection, taken_by_peers: set[str], now: int | None = None) -> list[dict[str, Any]]:
@@ -96,7 +86,7 @@ def collect(conn: sqlite3.Connection, taken_by_peers: set[str], now: int | None 
         conn.execute("INSERT INTO sessions VALUES (?,?,?,?,?,?,?) ON CONFLICT(key) DO UPDATE SET "
                      "last_seen = excluded.last_seen, repo = excluded.repo",
                      (key, item["harness"], item["session_id"], name, root, item["started"], item["last_seen"]))
-        branch, head = _git_state(root) if root else (None, None)
+        branch, head = repos.head(root) if root else (None, None)
         out.append({
             "name": name, "harness": item["harness"], "session_key": key,
             "repo": root, "project": locate.project_id(found) if found else None,

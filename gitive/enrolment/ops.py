@@ -10,8 +10,6 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import pygit2
-
 from gitive.constants import INVITE_DEFAULT_TTL_MS
 from gitive.core import gesture, roles
 from gitive.core.clock import now_ms
@@ -19,14 +17,15 @@ from gitive.core.home import ensure_home
 from gitive.core.ids import is_name
 from gitive.core.keys import load_or_create_key, machine_id
 from gitive.core.records import TEAM_SCOPE
-from gitive.errors import GitiveError, InvalidRecord, InviteError, NoTeam, RemoteError
-from gitive.store import logs, refs, sync
+from gitive.errors import GitiveError, InvalidRecord, InviteError, NotARepository, NoTeam, RemoteError
+from gitive.store import logs, objects, refs, sync
 from gitive.store import repo as repos
 from gitive.team import authority, invites
 from gitive.team.hive import KEY_FOUNDER, KEY_STORE, KEY_TEAM, Hive, open_hive
 
 if TYPE_CHECKING:
     from gitive.core.personkey import Signer
+    from gitive.store.types import Repo
 
 
 def default_machine_name() -> str:
@@ -49,23 +48,23 @@ def member_record(machine: str, person: str, name: str, emails: list[str], admis
     return record
 
 
-def git_emails(repo: pygit2.Repository, extra: list[str]) -> list[str]:
+def git_emails(repo: Repo, extra: list[str]) -> list[str]:
     found = repos.config_get(repo, "user.email")
     return sorted({*extra, *([found] if found else [])})
 
 
-def _store_for(project: pygit2.Repository, team_id: str, team_remote: str | None) -> pygit2.Repository:
+def _store_for(project: Repo, team_id: str, team_remote: str | None) -> Repo:
     """The team store: the project itself, or a bare clone of ``team_remote`` under ``$GITIVE_HOME/teams``."""
     if not team_remote:
         return project
     path = ensure_home() / "teams" / f"{team_id}.git"
-    store = pygit2.init_repository(str(path), bare=True)
+    store = repos.init_bare(path)
     if repos.remote_url(store, "origin") is None:
-        store.remotes.create("origin", team_remote)
+        repos.remote_add(store, "origin", team_remote)
     return store
 
 
-def _configure(project: pygit2.Repository, store: pygit2.Repository, team_id: str, founder: str) -> None:
+def _configure(project: Repo, store: Repo, team_id: str, founder: str) -> None:
     for repo in {project.path: project, store.path: store}.values():
         repos.config_set(repo, KEY_TEAM, team_id)
         repos.config_set(repo, KEY_FOUNDER, founder)
@@ -77,7 +76,7 @@ def _configure(project: pygit2.Repository, store: pygit2.Repository, team_id: st
         repos.config_set(project, KEY_STORE, store.path)
 
 
-def _rosters(project: pygit2.Repository, where: str) -> dict[str, str]:
+def _rosters(project: Repo, where: str) -> dict[str, str]:
     """The roster logs on remote ``where`` (a remote name or a URL): machine -> tip commit."""
     tips = sync.probe(project, where, ["refs/hive/logs/*/roster"])
     return {name.split("/")[3]: tip for name, tip in tips.items() if name.count("/") == 4}
@@ -91,10 +90,10 @@ def _known_teams(rosters: dict[str, str]) -> list[tuple[str, dict[str, Any]]]:
     found = []
     for team_id, entry in registry.load().items():
         try:
-            store = pygit2.Repository(entry["store"])
-        except (KeyError, pygit2.GitError):
+            store = repos.open_at(entry["store"])
+        except (KeyError, NotARepository):
             continue
-        if any(tip in store for tip in rosters.values()):
+        if any(objects.present(store, tip) for tip in rosters.values()):
             found.append((team_id, entry))
     return found
 
@@ -109,7 +108,7 @@ def _refuse_second_team(where: str, rosters: dict[str, str]) -> GitiveError:
                        "member for an invite and run `gitive join CODE --person NAME` (nothing was written)")
 
 
-def _check_free(project: pygit2.Repository, team_remote: str | None) -> list[str]:
+def _check_free(project: Repo, team_remote: str | None) -> list[str]:
     """Refuse to found a team where one already lives; return the remotes that could not be asked."""
     unchecked = []
     for where in [team_remote] if team_remote else repos.remotes(project):
@@ -124,12 +123,12 @@ def _check_free(project: pygit2.Repository, team_remote: str | None) -> list[str
 
 
 def check_found(path: Path | str | None, person: str, machine_name: str,
-                team_remote: str | None = None) -> pygit2.Repository:
+                team_remote: str | None = None) -> Repo:
     return _check_found(path, person, machine_name, team_remote)[0]
 
 
 def _check_found(path: Path | str | None, person: str, machine_name: str,
-                 team_remote: str | None) -> tuple[pygit2.Repository, list[str]]:
+                 team_remote: str | None) -> tuple[Repo, list[str]]:
     """The repository a team can be founded in, or why not (before any key is created). Asks each remote
     whether it already holds a team (a remote it cannot reach is let through: ``found`` names it).
 
@@ -182,7 +181,7 @@ def found(path: Path | str | None, person: str, machine_name: str, team_name: st
     return Founded(team_id, me, created, store.path, sync.sync_remotes(store), unchecked)
 
 
-def _register(team_id: str, founder: str, store: pygit2.Repository, project: pygit2.Repository,
+def _register(team_id: str, founder: str, store: Repo, project: Repo,
               name: str | None = None, person: str | None = None) -> None:
     from gitive.team import registry
 
@@ -190,7 +189,7 @@ def _register(team_id: str, founder: str, store: pygit2.Repository, project: pyg
                     person=person)
 
 
-def _common_dir(repo: pygit2.Repository) -> Path:
+def _common_dir(repo: Repo) -> Path:
     """The repository's shared git dir (a linked worktree's points at its main clone's)."""
     from gitive.store import gitdir
 
@@ -267,7 +266,7 @@ def check_invite(conn: sqlite3.Connection, code: invites.InviteCode, me: str, pe
                           f"{person}, use an invite made on one of {person}'s machines")
 
 
-def _head_seq(repo: pygit2.Repository, machine: str, log: str) -> int:
+def _head_seq(repo: Repo, machine: str, log: str) -> int:
     tip = refs.tip(repo, refs.log_ref(machine, log))
     return logs.read_entry(repo, tip).seq if tip else 0
 
@@ -331,14 +330,12 @@ def unjoin(hive: Hive, *, project_only: bool = False) -> None:
     machine's other clones and stays as it is), so a failed join leaves the repository as it was."""
     for repo in [hive.project] if project_only else hive.shared_stores():
         for key in (KEY_TEAM, KEY_FOUNDER, KEY_STORE, sync.KEY_CONFIG_VERSION):
-            with contextlib.suppress(KeyError):
-                del repo.config[key]
+            repos.config_unset(repo, key)
         for remote in repos.remotes(repo):
-            with contextlib.suppress(KeyError):
-                repo.config.delete_multivar(f"remote.{remote}.fetch", re.escape(sync.fetch_refspec(remote)))
+            repos.config_unset_matching(repo, f"remote.{remote}.fetch", re.escape(sync.fetch_refspec(remote)))
 
 
-def _team_for(project: pygit2.Repository, team: str | None, source: Path | str | None) -> Hive:
+def _team_for(project: Repo, team: str | None, source: Path | str | None) -> Hive:
     """A hive of the team another clone should attach to: the one named, the one ``source`` is in, the one
     the clone's remotes already hold, or this machine's only team.
 
@@ -417,7 +414,7 @@ def attach_hive(path: Path | str | None, team: str | None = None, source: Path |
     return AttachPlan(open_hive(path), src)
 
 
-def _check_same_project(team_id: str, pid: str, project: pygit2.Repository) -> None:
+def _check_same_project(team_id: str, pid: str, project: Repo) -> None:
     from gitive.store import gitdir
     from gitive.team import registry
 

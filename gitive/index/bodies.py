@@ -24,11 +24,11 @@ from gitive.core.lessons import MAX_SYMPTOM, MAX_SYMPTOMS, MAX_TEXT, body_hash
 from gitive.errors import InvalidRecord
 from gitive.index import sealed
 from gitive.index.lesson_text import drop_text_of_body
-from gitive.store import bodies, refs, snapshots
+from gitive.store import bodies, objects, refs, snapshots
 from gitive.store.snapshots import Snapshot
 
 if TYPE_CHECKING:
-    import pygit2
+    from gitive.store.types import Repo
 
 _CHUNK = 500  # host parameters per IN (...) query, well under SQLite's limit
 
@@ -84,7 +84,7 @@ def _pin(conn: sqlite3.Connection, store: str, machine: str) -> Snapshot | None:
     return Snapshot(row[0], row[1], row[2], "bodies", row[3], row[4]) if row else None
 
 
-def _accept(conn: sqlite3.Connection, repo: pygit2.Repository, old: Snapshot | None, new: Snapshot,
+def _accept(conn: sqlite3.Connection, repo: Repo, old: Snapshot | None, new: Snapshot,
             added: dict[str, str], removed: set[str], own: bool) -> None:
     """Move the pin of ``new.machine`` to ``new`` and the body locations with it (``own``: ``new`` is the
     repository's own ``refs/hive/bodies/<machine>``, which needs no pinned copy)."""
@@ -113,7 +113,7 @@ def _accept(conn: sqlite3.Connection, repo: pygit2.Repository, old: Snapshot | N
                  (store, name, new.commit, new.machine, new.version))
 
 
-def _judge(conn: sqlite3.Connection, repo: pygit2.Repository, team_id: str, machine: str,
+def _judge(conn: sqlite3.Connection, repo: Repo, team_id: str, machine: str,
            moved: list[tuple[str, str]], added: dict[str, str], removed: set[str]) -> None:
     """Judge the moved refs of one machine's store, newest version first, against the accepted pin."""
     store = repo.path
@@ -134,7 +134,7 @@ def _judge(conn: sqlite3.Connection, repo: pygit2.Repository, team_id: str, mach
                      (store, ref, tip, machine, snap.version, why and f"older: {why}"))
 
 
-def refresh_locations(conn: sqlite3.Connection, stores: list[pygit2.Repository], team_id: str
+def refresh_locations(conn: sqlite3.Connection, stores: list[Repo], team_id: str
                       ) -> tuple[dict[str, str], set[str]]:
     """Judge every body snapshot ref that moved since last time; return bodies that became available
     (hash -> blob id) and hashes some accepted snapshot dropped."""
@@ -194,19 +194,14 @@ def _retracted(conn: sqlite3.Connection, lesson: str) -> bool:
         is not None
 
 
-def _load(conn: sqlite3.Connection, repos: dict[str, pygit2.Repository], hash_: str, lesson: str,
+def _load(conn: sqlite3.Connection, repos: dict[str, Repo], hash_: str, lesson: str,
           keyring: sealed.Keyring | None = None) -> bool:
     """Load ``hash_`` for ``lesson`` from any location whose blob really hashes to it (or, with ``keyring``,
     whose sealed blob opens to a body that does); true if loaded."""
     for store, blob in conn.execute("SELECT store, blob FROM body_locations WHERE body_hash = ?", (hash_,)):
         repo = repos.get(store)
-        try:
-            obj = repo[blob] if repo is not None else None
-        except (KeyError, ValueError):
-            continue
-        if obj is None or obj.type_str != "blob" or obj.size > MAX_BODY_BYTES:
-            continue
-        if _keep(conn, hash_, lesson, obj.data):
+        data = objects.blob_data(repo, blob, MAX_BODY_BYTES) if repo is not None else None
+        if data is not None and _keep(conn, hash_, lesson, data):
             return True
     if keyring is not None:
         data = sealed.load_body(conn, repos, hash_, lesson, keyring)
@@ -248,7 +243,7 @@ def _forget_unserved(conn: sqlite3.Connection, removed: set[str]) -> set[str]:
     return gone
 
 
-def attach_bodies(conn: sqlite3.Connection, stores: list[pygit2.Repository], team_id: str,
+def attach_bodies(conn: sqlite3.Connection, stores: list[Repo], team_id: str,
                   touched: set[str] | None = None, keyring: sealed.Keyring | None = None) -> set[str]:
     """Follow moved body snapshots and load the bodies the index lacks; return lessons whose text changed.
 
@@ -284,7 +279,7 @@ class Missing(NamedTuple):
     reason: str
 
 
-def missing_bodies(conn: sqlite3.Connection, stores: list[pygit2.Repository]) -> list[Missing]:
+def missing_bodies(conn: sqlite3.Connection, stores: list[Repo]) -> list[Missing]:
     """Wanted bodies found only in a snapshot this reader refused (for ``doctor``; a full scan)."""
     rows = conn.execute(
         "SELECT body_hash, id FROM lessons WHERE body_hash NOT IN (SELECT body_hash FROM lesson_bodies) "
@@ -305,15 +300,12 @@ def missing_bodies(conn: sqlite3.Connection, stores: list[pygit2.Repository]) ->
     return out
 
 
-def _holds(repo: pygit2.Repository, tip: str, hash_: str) -> bool:
+def _holds(repo: Repo, tip: str, hash_: str) -> bool:
     """Whether the (refused, so unverified) commit ``tip`` has ``hash_`` in either layout."""
+    tree = objects.commit_tree(repo, tip)
     try:
-        commit = repo[tip]
-        if commit.type_str != "commit":
-            return False
-        tree = str(commit.tree_id)
-        return any(bodies.locate(repo, tree, layout, hash_) is not None
-                   for layout in (snapshots.FANOUT, snapshots.FLAT))
+        return tree is not None and any(bodies.locate(repo, tree, layout, hash_) is not None
+                                        for layout in (snapshots.FANOUT, snapshots.FLAT))
     except (KeyError, ValueError, AttributeError):
         return False
 
@@ -324,7 +316,7 @@ def refused_snapshots(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
         "SELECT ref, tip, refused FROM body_sources WHERE refused LIKE 'refused:%' ORDER BY ref")]
 
 
-def drop_own_bodies(stores: list[pygit2.Repository], key: object, team_id: str, me: str,
+def drop_own_bodies(stores: list[Repo], key: object, team_id: str, me: str,
                     hashes: list[str] | None = None, conn: sqlite3.Connection | None = None) -> int:
     """Remove refused bodies (``hashes``, or every refused one in ``conn``) from this machine's own body
     stores, so the next push drops them from the remote too; return how many stores changed.
@@ -348,7 +340,7 @@ def drop_own_bodies(stores: list[pygit2.Repository], key: object, team_id: str, 
     return changed
 
 
-def _owns(repo: pygit2.Repository, me: str, hash_: str, lesson: str | None) -> bool:
+def _owns(repo: Repo, me: str, hash_: str, lesson: str | None) -> bool:
     data = bodies.get(repo, me, hash_)
     if data is None or lesson is None:
         return data is not None

@@ -16,9 +16,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from typing import Any
-
-import pygit2
+from typing import TYPE_CHECKING, Any
 
 from gitive.core import signed
 from gitive.errors import InvalidRecord
@@ -29,6 +27,9 @@ from gitive.index.envelopes import stored_envelope
 from gitive.index.problems import Report, record_problem
 from gitive.store import logs, refs
 from gitive.store.logs import Entry
+
+if TYPE_CHECKING:
+    from gitive.store.types import Repo
 
 Row = tuple[Any, ...]  # (author, log, seq, commit, kind, at, scope, envelope, hash, sig_checked, stored envelope)
 COLUMNS = "author, log, seq, commit_id, kind, at, scope, envelope, hash, sig_checked"
@@ -84,7 +85,7 @@ def _personal_counts(conn: sqlite3.Connection, row: Row) -> bool:
     return sealed.personal_counts(conn, row[0], json.loads(row[6])["personal"])
 
 
-def insert(conn: sqlite3.Connection, report: Report, repo: pygit2.Repository, source: str,
+def insert(conn: sqlite3.Connection, report: Report, repo: Repo, source: str,
            rows: list[Row]) -> int:
     """Insert verified rows of one log, oldest first; stop at an equivocation. Returns the rows inserted."""
     conn.execute("SAVEPOINT entries_insert")
@@ -113,7 +114,7 @@ def insert(conn: sqlite3.Connection, report: Report, repo: pygit2.Repository, so
     return inserted
 
 
-def _equivocation(conn: sqlite3.Connection, report: Report, repo: pygit2.Repository, row: Row,
+def _equivocation(conn: sqlite3.Connection, report: Report, repo: Repo, row: Row,
                   other: str) -> None:
     author, log, seq, commit = row[:4]
     first, second = sorted((commit, other))  # the same record whichever entry was read first
@@ -132,7 +133,7 @@ def _equivocation(conn: sqlite3.Connection, report: Report, repo: pygit2.Reposit
                  "SET tip = excluded.tip", (repo.path, fork, commit, seq))
 
 
-def _signed_entry(stores: Sequence[pygit2.Repository], commit: str) -> Entry | None:
+def _signed_entry(stores: Sequence[Repo], commit: str) -> Entry | None:
     """The entry of ``commit`` as its commit holds it (None: no store has it, or it no longer reads)."""
     for repo in stores:
         try:
@@ -142,7 +143,7 @@ def _signed_entry(stores: Sequence[pygit2.Repository], commit: str) -> Entry | N
     return None
 
 
-def check_signatures(conn: sqlite3.Connection, team_id: str, stores: Sequence[pygit2.Repository],
+def check_signatures(conn: sqlite3.Connection, team_id: str, stores: Sequence[Repo],
                      limit: int | None = None) -> tuple[int, int]:
     """Check the own signatures of entries authenticated by a hash link only (background work, bounded).
 

@@ -15,8 +15,6 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import quote
 
-import pygit2
-
 from gitive.constants import BODIES_REF_PREFIX, CHAIN_PROBLEMS, REMOTES_REF_PREFIX
 from gitive.core.clock import now_ms
 from gitive.index import entries as entry_rows
@@ -26,10 +24,13 @@ from gitive.index.db import meta_get, meta_set
 from gitive.index.problems import Report, clear_chain_problems, record_problem
 from gitive.index.roster import recompute_roster
 from gitive.store import refs, verify
+from gitive.store import repo as repos
 from gitive.store.logs import claimed_seq
 
 if TYPE_CHECKING:
     from nacl.signing import SigningKey
+
+    from gitive.store.types import Repo
 
 Progress = Callable[[int, int], None]
 NOT_ADMITTED = "unknown-signer"  # the same kind doctor reports for entries of machines not on the roster
@@ -43,7 +44,7 @@ class Cursor(NamedTuple):
 
 
 class Work(NamedTuple):
-    repo: pygit2.Repository
+    repo: Repo
     store: str
     ref: refs.LogRef
     tip: str
@@ -73,7 +74,7 @@ def _known(conn: sqlite3.Connection, author: str, log: str) -> Callable[[str], i
     return known
 
 
-def _check(repo: pygit2.Repository, conn: sqlite3.Connection, team_id: str, ref: refs.LogRef, tip: str,
+def _check(repo: Repo, conn: sqlite3.Connection, team_id: str, ref: refs.LogRef, tip: str,
            stop_at: str | None, now: int) -> Checked:
     verified, _ = verify.verify_chain(repo, team_id, ref.name, ref.machine, ref.log, tip,
                                       _known(conn, ref.machine, ref.log), refused=stop_at, now=now)
@@ -86,7 +87,7 @@ def _check_job(job: tuple[str, str, str, refs.LogRef, str, str | None, int]) -> 
     repo_path, db_path, team_id, ref, tip, stop_at, now = job
     conn = sqlite3.connect(f"file:{quote(db_path)}?mode=ro", uri=True, timeout=30)
     try:
-        return _check(pygit2.Repository(repo_path), conn, team_id, ref, tip, stop_at, now)
+        return _check(repos.open_at(repo_path), conn, team_id, ref, tip, stop_at, now)
     finally:
         conn.close()
 
@@ -141,7 +142,7 @@ def _refuse_unadmitted(conn: sqlite3.Connection, work: Work, report: Report) -> 
     _set_cursor(conn, work.store, ref.name, work.tip, work.cursor.seq if work.cursor else 0, NOT_ADMITTED, None)
 
 
-def _pin(conn: sqlite3.Connection, repo: pygit2.Repository, me: str | None) -> None:
+def _pin(conn: sqlite3.Connection, repo: Repo, me: str | None) -> None:
     """Keep every peer log's verified head reachable locally, so a force-push upstream cannot erase it."""
     for author, log, head, hwm in conn.execute("SELECT author, log, head, hwm FROM logs WHERE head != ''").fetchall():
         if author == me or head not in repo:
@@ -206,7 +207,7 @@ def _order(work: list[Work]) -> list[Work]:
     return sorted(work, key=lambda w: (w.ref.source in ("pinned", "fork"), w.ref.name))
 
 
-def ingest(conn: sqlite3.Connection, stores: list[pygit2.Repository], team_id: str, founder: str,
+def ingest(conn: sqlite3.Connection, stores: list[Repo], team_id: str, founder: str,
            me: str | None = None, progress: Progress | None = None, key: SigningKey | None = None) -> Report:
     """Verify and index everything new under the log refs of ``stores``, in one transaction.
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    import pygit2
+    from gitive.store.types import Repo
 
 VIA_FILE, VIA_COMMIT = 1, 2
 MAX_COMMIT_FILES = 64  # a commit touching more than this many files says little about any one of them
@@ -79,7 +79,7 @@ def files_of(conn: sqlite3.Connection, lesson_rowids: Iterable[int]) -> dict[int
     return out
 
 
-def resolve_commits(conn: sqlite3.Connection, stores: Sequence[pygit2.Repository], lessons: set[str]) -> None:
+def resolve_commits(conn: sqlite3.Connection, stores: Sequence[Repo], lessons: set[str]) -> None:
     """Give lessons whose commit evidence predates recorded files the files those commits changed, where a
     local repository has the commit (a commit it lacks is looked up again when the lesson is next touched)."""
     from gitive.store.objects import changed_files

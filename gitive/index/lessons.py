@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
-
-import pygit2
+from typing import TYPE_CHECKING, Any
 
 from gitive.core import gesture
 from gitive.index import lesson_files, sealed
@@ -22,6 +20,9 @@ from gitive.index.db import TEAM_META, meta_get
 from gitive.index.lesson_state import apply_tombstones, recompute_status
 from gitive.index.lesson_text import refresh_fts
 from gitive.store.logs import Entry
+
+if TYPE_CHECKING:
+    from gitive.store.types import Repo
 
 KINDS = ("lesson", "review", "tombstone", "project-member", "citation")
 
@@ -121,7 +122,7 @@ def refresh_stats(conn: sqlite3.Connection, lessons: set[str] | None) -> None:
         f"{where} GROUP BY c.lesson", args)
 
 
-def after_ingest(conn: sqlite3.Connection, stores: list[pygit2.Repository], touched: set[str],
+def after_ingest(conn: sqlite3.Connection, stores: list[Repo], touched: set[str],
                  roster_changed: bool = False, *, team_id: str, keyring: sealed.Keyring | None = None) -> None:
     """Bring bodies, tombstones, states and the text index up to date after new entries or bodies arrived
     (sealed bodies too, with this machine's ``keyring``)."""

@@ -129,8 +129,6 @@ def finish(hive: Hive, conn: sqlite3.Connection) -> Moved | None:
 
 
 def _copy(hive: Hive, conn: sqlite3.Connection, store: Path) -> tuple[int, int]:
-    import pygit2
-
     from gitive.core.lessons import body_hash
     from gitive.errors import InvalidRecord
     from gitive.index.bodies import parse_body
@@ -138,11 +136,12 @@ def _copy(hive: Hive, conn: sqlite3.Connection, store: Path) -> tuple[int, int]:
     from gitive.index.scopes import write
     from gitive.index.sealed import SEALABLE
     from gitive.store import bodies, refs, verify
+    from gitive.store import repo as repos
 
     catch_up(hive, conn)
     done = {r[0] for r in conn.execute("SELECT migrated FROM sealed_entries WHERE author = ? AND migrated IS NOT "
                                        "NULL", (hive.me,))}
-    repo = pygit2.Repository(str(store))
+    repo = repos.open_at(store)
     ref = refs.log_ref(hive.me, "personal")
     tip = refs.tip(repo, ref)
     if tip is None:

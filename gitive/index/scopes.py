@@ -30,8 +30,7 @@ from gitive.index.sealed import SEALABLE, Keyring
 from gitive.store import bodies, logs
 
 if TYPE_CHECKING:
-    import pygit2
-
+    from gitive.store.types import Repo
     from gitive.team.hive import Hive
 
 RESEAL_STAGGER_MS = 5 * 60_000  # how long each holder, by rank, leaves to the one before it to re-seal
@@ -113,7 +112,7 @@ def exposure(conn: sqlite3.Connection) -> dict[str, set[str]]:
     return out
 
 
-def _start(hive: Hive, conn: sqlite3.Connection, keyring: Keyring, repo: pygit2.Repository, log: str,
+def _start(hive: Hive, conn: sqlite3.Connection, keyring: Keyring, repo: Repo, log: str,
            scope: dict[str, Any], readers: set[str], held: list[Epoch]) -> tuple[str, bytes]:
     """Write a new epoch of ``scope`` sealed to ``readers``, wrapping the held epochs no other held one wraps."""
     key = sealing.new_key()
@@ -128,7 +127,7 @@ def _start(hive: Hive, conn: sqlite3.Connection, keyring: Keyring, repo: pygit2.
     return record["epoch"], key
 
 
-def current(hive: Hive, conn: sqlite3.Connection, keyring: Keyring, repo: pygit2.Repository, log: str,
+def current(hive: Hive, conn: sqlite3.Connection, keyring: Keyring, repo: Repo, log: str,
             scope: dict[str, Any]) -> tuple[str, bytes]:
     """(epoch id, key) a new record of ``scope`` is sealed with, starting a new epoch when no held one is
     sealed to exactly the audience.
@@ -153,7 +152,7 @@ def _named(scope: dict[str, Any]) -> str:
     return f"{scope['personal']}'s personal scope" if "personal" in scope else "this sealed project scope"
 
 
-def write(hive: Hive, conn: sqlite3.Connection, repo: pygit2.Repository, log: str, scope: dict[str, Any],
+def write(hive: Hive, conn: sqlite3.Connection, repo: Repo, log: str, scope: dict[str, Any],
           record: dict[str, Any], body_items: dict[str, bytes] | None = None, *, migrated: str | None = None,
           at: int | None = None) -> logs.Entry:
     """Seal ``record`` (and the bodies it names, ``body hash -> canonical bytes``) and write it to ``log``.
@@ -187,7 +186,7 @@ def _my_turn(conn: sqlite3.Connection, me: str, readers: set[str], missing: set[
     return now - (since or 0) >= holders.index(me) * RESEAL_STAGGER_MS
 
 
-def reseal(hive: Hive, conn: sqlite3.Connection, sealed_scopes: list[tuple[pygit2.Repository, str, dict[str, Any]]],
+def reseal(hive: Hive, conn: sqlite3.Connection, sealed_scopes: list[tuple[Repo, str, dict[str, Any]]],
            now: int | None = None) -> int:
     """For each (store, log, scope) this machine writes, start a new epoch when a machine of the audience
     cannot open an epoch this machine holds; return how many were started."""

@@ -22,11 +22,13 @@ from typing import TYPE_CHECKING, Any
 from gitive.constants import MAX_BODY_BYTES
 from gitive.core import canonical, sealing
 from gitive.index.db import meta_get
+from gitive.store import objects
 from gitive.store.logs import Entry
 
 if TYPE_CHECKING:
-    import pygit2
     from nacl.signing import SigningKey
+
+    from gitive.store.types import Repo
 
 KINDS = ("scope-key", "sealed")
 SEALABLE = ("lesson", "review", "tombstone", "citation")
@@ -132,7 +134,7 @@ def unserved(conn: sqlite3.Connection, names: list[str]) -> set[str]:
     return out
 
 
-def load_body(conn: sqlite3.Connection, repos: dict[str, pygit2.Repository], hash_: str, lesson: str,
+def load_body(conn: sqlite3.Connection, repos: dict[str, Repo], hash_: str, lesson: str,
               keyring: Keyring) -> bytes | None:
     """The plaintext of a sealed body ``hash_`` of ``lesson``, from its author's store (checked by the caller)."""
     for name, author, epoch in conn.execute("SELECT name, author, epoch FROM sealed_bodies WHERE body_hash = ? "
@@ -143,13 +145,10 @@ def load_body(conn: sqlite3.Connection, repos: dict[str, pygit2.Repository], has
         for store, blob in conn.execute("SELECT store, blob FROM body_locations WHERE body_hash = ? AND machine = ?",
                                         (name, author)):
             repo = repos.get(store)
-            try:
-                obj = repo[blob] if repo is not None else None
-            except (KeyError, ValueError):
+            data = objects.blob_data(repo, blob, MAX_BODY_BYTES) if repo is not None else None
+            if data is None:
                 continue
-            if obj is None or obj.type_str != "blob" or obj.size > MAX_BODY_BYTES:
-                continue
-            plain = sealing.open_body(key, obj.data)
+            plain = sealing.open_body(key, data)
             if plain is not None:
                 return plain
     return None

@@ -8,7 +8,7 @@ from typing import Any
 
 from gitive.core.clock import now_ms
 from gitive.errors import GitiveError
-from gitive.index import admitted
+from gitive.index import admitted, lesson_text
 from gitive.index.lesson_text import effective_body
 
 HELD_AFTER_MS = 24 * 3_600_000
@@ -83,7 +83,20 @@ def get(conn: sqlite3.Connection, lesson: str) -> dict[str, Any]:
                                    (found["author_machine"], found["log"], found["seq"])).fetchone() is not None
     tomb = conn.execute("SELECT reason, at FROM tombstones WHERE lesson = ? AND applied = 1", (lesson,)).fetchone()
     found["retraction"] = {"reason": tomb[0], "at": tomb[1]} if tomb else None
+    found.update(matched_on(conn, found))
     return found
+
+
+def matched_on(conn: sqlite3.Connection, lesson: dict[str, Any]) -> dict[str, Any]:
+    """What recall matches the lesson on, beyond its text: the symptoms its author gave (error lines, the
+    questions it answers) and the files it is shown for (cited, or changed by a cited commit). A reviewer
+    approves those too, so every surface that shows a lesson in full shows them."""
+    shown = effective_body(conn, lesson["id"]) if lesson["state"] != "retracted" else None
+    symptoms = lesson_text.symptoms(conn, lesson["id"], shown[3]) if shown else []
+    files = [row[0] for row in conn.execute(
+        "SELECT p.path FROM lessons l JOIN lesson_files f ON f.lesson = l.rowid JOIN paths p ON p.id = f.path "
+        "WHERE l.id = ? ORDER BY p.path", (lesson["id"],))]
+    return {"symptoms": symptoms, "files": files}
 
 
 def listing(conn: sqlite3.Connection, *, states: tuple[str, ...] | None = None, scope: str | None = None,

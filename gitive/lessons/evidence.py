@@ -18,7 +18,7 @@ from gitive.errors import InvalidRecord
 from gitive.index.queries import VERIFIED
 
 if TYPE_CHECKING:
-    import pygit2
+    from gitive.store.types import Repo
 
 
 KINDS = ("commit", "file", "event", "message", "approval")
@@ -34,7 +34,7 @@ class Resolved(NamedTuple):
     text: str | None  # what a quote may be checked against; None when not reachable here
 
 
-def resolve(repo: pygit2.Repository | None, spec: str, *, conn: sqlite3.Connection | None = None,
+def resolve(repo: Repo | None, spec: str, *, conn: sqlite3.Connection | None = None,
             me: str | None = None) -> Resolved:
     """Turn ``kind:ref`` into an evidence item with its digest; ``conn`` (the index) and ``me`` (this
     machine) are what a message or an approval is looked up in.
@@ -153,7 +153,7 @@ def check_items(evidence: Any) -> None:
             raise InvalidRecord(f"malformed evidence item {item!r:.80}")
 
 
-def stale(repo: pygit2.Repository, evidence: list[dict[str, Any]]) -> list[str]:
+def stale(repo: Repo, evidence: list[dict[str, Any]]) -> list[str]:
     """Cited files whose blob at HEAD differs from the one cited.
 
     A file absent at HEAD is not called stale here: the reader's checkout may simply not have it yet.

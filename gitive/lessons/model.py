@@ -8,7 +8,7 @@ from gitive.core import canonical
 from gitive.core.lessons import MAX_SYMPTOM, MAX_SYMPTOMS, MAX_TEXT, body_hash, lesson_id
 
 if TYPE_CHECKING:
-    import pygit2
+    from gitive.store.types import Repo
 
 __all__ = ["MAX_SYMPTOM", "MAX_SYMPTOMS", "MAX_TEXT", "SCOPES", "Placement", "body", "body_bytes", "body_hash",
            "lesson_id"]
@@ -33,7 +33,7 @@ def body_bytes(lesson_body: dict[str, Any]) -> bytes:
 class Placement(NamedTuple):
     """Where a record of a given scope is written: which store, which log, and the entry's scope."""
 
-    repo: pygit2.Repository
+    repo: Repo
     log: str
     scope: dict[str, Any]
     audience: str  # who can read it, said plainly

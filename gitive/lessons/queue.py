@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
-
-import pygit2
+from typing import TYPE_CHECKING, Any
 
 from gitive.lessons import catalog, evidence, reviewer
 
+if TYPE_CHECKING:
+    from gitive.store.types import Repo
 
-def pending(conn: sqlite3.Connection, repo: pygit2.Repository, person: str, everyone: bool = False
+
+def pending(conn: sqlite3.Connection, repo: Repo, person: str, everyone: bool = False
             ) -> list[dict[str, Any]]:
     """Proposed and held lessons for ``person`` (those whose chosen reviewer is them or nobody), oldest first."""
     out = []
@@ -20,5 +21,5 @@ def pending(conn: sqlite3.Connection, repo: pygit2.Repository, person: str, ever
         if lesson["scope"] == "personal" and lesson["author"] != person:
             continue
         if everyone or choice.person in (None, person):
-            out.append(lesson)
+            out.append(lesson | catalog.matched_on(conn, lesson))  # the card shows what recall matches on
     return out

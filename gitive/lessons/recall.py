@@ -34,9 +34,8 @@ from gitive.lessons.recall_present import (
 )
 
 if TYPE_CHECKING:
-    import pygit2
-
     from gitive.lessons.semantic import Backend
+    from gitive.store.types import Repo
 
 __all__ = ["FILE_DIR", "FILE_EXACT", "FILE_NAME", "LABEL_HELD", "LABEL_HYPOTHESIS", "LABEL_PROPOSED",
            "file_overlap", "match_expression", "search", "tokens"]
@@ -225,7 +224,7 @@ def _text_rankings(conn: sqlite3.Connection, phrasings: Sequence[list[str]], tas
 
 def search(conn: sqlite3.Connection, query: str, *, files: Sequence[str] = (), project: str | None = None,
            include_proposed: bool = False, limit: int = 10, offset: int = 0,
-           repo: pygit2.Repository | None = None, rephrasings: Sequence[str] = (),
+           repo: Repo | None = None, rephrasings: Sequence[str] = (),
            semantic: Backend | None = None) -> list[dict[str, Any]]:
     """Lessons for ``query`` and ``files``, best first.
 

@@ -13,7 +13,7 @@ from gitive.lessons import evidence as evidence_mod
 from gitive.lessons.catalog import HELD_AFTER_MS
 
 if TYPE_CHECKING:
-    import pygit2
+    from gitive.store.types import Repo
 
 DAY_MS = 86_400_000
 FILE_EXACT, FILE_DIR, FILE_NAME = lesson_files.EXACT, lesson_files.SAME_DIR, lesson_files.SAME_NAME
@@ -84,7 +84,7 @@ def _reason(why: str, item: dict[str, Any], found: Sequence[str], paths: Sequenc
 
 
 def present(conn: sqlite3.Connection, page: Page, found: Sequence[str], paths: Sequence[str], now: int,
-            repo: pygit2.Repository | None) -> list[dict[str, Any]]:
+            repo: Repo | None) -> list[dict[str, Any]]:
     """The result dicts of one page: provenance, text, labels, reasons and stale evidence."""
     details = {d[0]: d for d in conn.execute(_DETAILS, (json.dumps([lesson for _, lesson, _, _ in page]),))}
     cited = lesson_files.files_of(conn, [d[1] for d in details.values()])

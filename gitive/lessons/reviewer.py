@@ -5,11 +5,12 @@ from __future__ import annotations
 import fnmatch
 import sqlite3
 from collections import Counter
-from typing import Any, NamedTuple
-
-import pygit2
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitive.store import objects
+
+if TYPE_CHECKING:
+    from gitive.store.types import Repo
 
 CODEOWNERS_PATHS = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS", ".gitlab/CODEOWNERS")
 
@@ -56,7 +57,7 @@ def _person_for(owner: str, members: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def choose(repo: pygit2.Repository, conn: sqlite3.Connection, scope_kind: str, author_person: str,
+def choose(repo: Repo, conn: sqlite3.Connection, scope_kind: str, author_person: str,
            files: list[str]) -> Choice:
     """Who should review a lesson with these evidence files."""
     from gitive.index import queries

@@ -7,7 +7,7 @@ from typing import Any
 
 from gitive.core.records import LESSON_KINDS
 from gitive.errors import InvalidRecord
-from gitive.lessons.evidence import Resolved
+from gitive.lessons.evidence import MAX_COMMIT_FILES, Resolved
 from gitive.lessons.model import MAX_SYMPTOM, MAX_SYMPTOMS, MAX_TEXT
 
 NEEDS_QUOTE = ("Preference", "Decision")
@@ -58,9 +58,31 @@ def check_quote(kind: str, quote: dict[str, Any] | None, evidence: list[Resolved
     return bool(about) and about != quote["speaker"]
 
 
+# A commit that changed more files than this says little about any one of them: matched on all of them, a
+# lesson would be shown for an edit to any (a root commit cites a whole tree).
+COMMIT_FILES_TO_CHOOSE = 10
+
+
 def check_evidence(evidence: list[Resolved]) -> None:
+    """Evidence there is, and a large commit's files chosen: without ``file:`` evidence such a commit is
+    refused (naming how to choose); with it, the commit stays cited but only the chosen files are matched.
+
+    Raises:
+        InvalidRecord: no evidence, or a commit of more than ``COMMIT_FILES_TO_CHOOSE`` files and no file cited.
+    """
     if not evidence:
         raise InvalidRecord("a lesson needs evidence: cite or omit (--evidence commit:REV, file:PATH, …)")
+    chosen = any(r.item["kind"] == "file" for r in evidence)
+    for r in evidence:
+        files = r.item.get("files") if r.item["kind"] == "commit" else None
+        if files is None or len(files) <= COMMIT_FILES_TO_CHOOSE:
+            continue
+        if not chosen:
+            many = f"{len(files)}" + (" or more" if len(files) >= MAX_COMMIT_FILES else "")
+            raise InvalidRecord(f"commit {r.item['ref'][:12]} changed {many} files, so the lesson would be shown "
+                                "for an edit to any of them: say which it is about with -e file:PATH (the commit "
+                                "stays cited)")
+        r.item["files"] = []  # the cited files say what it is about; the commit is evidence, matched on none
 
 
 def clean_symptoms(symptoms: list[str] | None) -> list[str]:

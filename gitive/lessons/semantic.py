@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import pygit2
+    from gitive.store.types import Repo
 
 CONFIG_KEY = "hive.recallModel"
 ENV = "GITIVE_RECALL_MODEL"
@@ -34,7 +34,7 @@ _MATRICES: dict[tuple[str, int, int, str], _Matrix] = {}
 _LOCK = threading.Lock()
 
 
-def configured(repo: pygit2.Repository | None) -> str | None:
+def configured(repo: Repo | None) -> str | None:
     """The configured model (a path or hub name), or None: the environment wins over git config."""
     if os.environ.get(ENV) is not None:
         return os.environ[ENV].strip() or None
@@ -45,7 +45,7 @@ def configured(repo: pygit2.Repository | None) -> str | None:
     return (config_get(repo, CONFIG_KEY) or "").strip() or None
 
 
-def for_repo(repo: pygit2.Repository | None) -> Backend | None:
+def for_repo(repo: Repo | None) -> Backend | None:
     """The backend configured for ``repo``, or None when none is."""
     name = configured(repo)
     return Backend(name) if name else None

@@ -7,6 +7,7 @@ from typing import NamedTuple
 import pygit2
 
 from gitive.errors import InvalidRecord
+from gitive.store.types import TreeId
 
 
 class CommitText(NamedTuple):
@@ -19,6 +20,36 @@ class FileAt(NamedTuple):
     commit: str
     blob: str
     data: bytes
+
+
+def present(repo: pygit2.Repository, oid: str) -> bool:
+    """Whether the object ``oid`` (full hex) is in ``repo``; false for text that is no object id."""
+    try:
+        return oid in repo
+    except (ValueError, TypeError):
+        return False
+
+
+def blob_data(repo: pygit2.Repository, oid: str, max_bytes: int) -> bytes | None:
+    """The bytes of blob ``oid`` when ``repo`` holds it as a blob of at most ``max_bytes``; None when it is
+    missing, another kind of object, larger, or ``oid`` is no object id (what a peer wrote is never trusted)."""
+    try:
+        obj = repo[oid]
+    except (KeyError, ValueError):
+        return None
+    if obj.type_str != "blob" or obj.size > max_bytes:
+        return None
+    return obj.data
+
+
+def commit_tree(repo: pygit2.Repository, oid: str) -> TreeId | None:
+    """The tree of commit ``oid`` (the object itself, never a tag peeled); None when ``repo`` has no commit
+    of that id."""
+    try:
+        obj = repo[oid]
+    except (KeyError, ValueError):
+        return None
+    return TreeId(str(obj.tree_id)) if obj.type_str == "commit" else None
 
 
 def _commit(repo: pygit2.Repository, rev: str) -> pygit2.Commit:

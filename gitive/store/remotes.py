@@ -1,12 +1,16 @@
 """Which remotes ``gitive sync`` talks to: one pure decision over git config values (standard library only).
 
 ``store.sync.plan_remotes`` feeds it from pygit2, the no-op sync fast path from git's config file; ``doctor``
-and ``status`` show its answer, so all of them agree by construction.
+and ``status`` show its answer, so all of them agree by construction. The plain fetch of a remote's hive refs
+that the fast path runs is here too, through the one git helper.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import NamedTuple
+
+from gitive.errors import GitCommandError
 
 KEY_REMOTE = "hive.remote"  # multi-valued; when set, exactly these remotes sync
 # Versions before 2026-12 wrote hive.remote themselves (every remote at init) and never told anyone to set it,
@@ -19,6 +23,20 @@ REMOTES_PREFIX = "refs/hive-remotes/"
 
 def fetch_refspec(remote: str) -> str:
     return f"+refs/hive/*:{REMOTES_PREFIX}{remote}/*"
+
+
+def fetch_hive(top: Path, remote: str, timeout: float = 120) -> bool:
+    """Fetch ``remote``'s hive refs into ``refs/hive-remotes/<remote>/`` of the repository at ``top`` (no
+    tags, no FETCH_HEAD); false when git failed, timed out or could not start (nothing is verified here)."""
+    # subprocess loads only for a fetch, not with the decision above
+    from gitive.store import git
+
+    try:
+        code, _, _ = git.run(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote,
+                              fetch_refspec(remote)], cwd=top, check=False, timeout=timeout)
+    except (GitCommandError, OSError):
+        return False
+    return code == 0
 
 
 class RemotePlan(NamedTuple):

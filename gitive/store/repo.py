@@ -28,6 +28,39 @@ def open_repo(path: Path | str | None = None) -> pygit2.Repository:
     return pygit2.Repository(found)
 
 
+def open_at(path: Path | str) -> pygit2.Repository:
+    """Open the repository at ``path`` (a git dir or a work tree), as libgit2 finds it from there.
+
+    Raises:
+        NotARepository: there is no repository at ``path``.
+    """
+    import pygit2
+
+    try:
+        return pygit2.Repository(str(path))
+    except pygit2.GitError:
+        raise NotARepository(f"{path} is not a git repository") from None
+
+
+def init_bare(path: Path | str) -> pygit2.Repository:
+    """Create an empty bare repository at ``path`` (or open the one there) and return it."""
+    import pygit2
+
+    return pygit2.init_repository(str(path), bare=True)
+
+
+def head(path: Path | str) -> tuple[str | None, str | None]:
+    """What HEAD of the repository at ``path`` names (a branch's short name, or ``HEAD`` when detached) and the
+    commit it points at; ``(None, None)`` when there is no repository there or HEAD is unborn."""
+    import pygit2
+
+    try:
+        ref = pygit2.Repository(str(path)).head
+        return ref.shorthand, str(ref.target)
+    except (pygit2.GitError, KeyError, ValueError):
+        return None, None
+
+
 def git_dir(repo: pygit2.Repository) -> Path:
     return Path(repo.path)
 
@@ -53,6 +86,13 @@ def config_unset(repo: pygit2.Repository, key: str) -> None:
         del repo.config[key]
 
 
+def config_unset_matching(repo: pygit2.Repository, key: str, pattern: str) -> None:
+    """Remove the values of multi-valued ``key`` that match the regular expression ``pattern`` (nothing
+    happens when none does)."""
+    with contextlib.suppress(KeyError):
+        repo.config.delete_multivar(key, pattern)
+
+
 def config_all(repo: pygit2.Repository, key: str) -> list[str]:
     try:
         return [str(v) for v in repo.config.get_multivar(key)]
@@ -69,6 +109,11 @@ def config_add(repo: pygit2.Repository, key: str, value: str) -> None:
 
 def remotes(repo: pygit2.Repository) -> list[str]:
     return [r.name for r in repo.remotes]
+
+
+def remote_add(repo: pygit2.Repository, name: str, url: str) -> None:
+    """Add remote ``name`` at ``url`` (git's default fetch refspec)."""
+    repo.remotes.create(name, url)
 
 
 def remote_url(repo: pygit2.Repository, name: str) -> str | None:

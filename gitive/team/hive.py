@@ -18,10 +18,12 @@ from gitive.core.home import ensure_home, gitive_home
 from gitive.core.ids import MachineId
 from gitive.errors import NoTeam
 from gitive.store import gitdir
+from gitive.store import repo as repos
 
 if TYPE_CHECKING:
-    import pygit2
     from nacl.signing import SigningKey
+
+    from gitive.store.types import Repo
 
 KEY_TEAM = "hive.team"
 KEY_FOUNDER = "hive.founder"
@@ -39,10 +41,8 @@ def _same(a: Path, b: Path) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
-def _open(path: Path) -> pygit2.Repository:
-    import pygit2
-
-    return pygit2.Repository(str(path))
+def _open(path: Path) -> Repo:
+    return repos.open_at(path)
 
 
 @dataclass
@@ -55,17 +55,17 @@ class Hive:
     project_store_mode: str | None = None  # KEY_PROJECT_STORE as configured
 
     @cached_property
-    def project(self) -> pygit2.Repository:
+    def project(self) -> Repo:
         """The project repository as this work tree sees it (its HEAD, its work tree)."""
         return _open(self.git_dir)
 
     @cached_property
-    def _project_common(self) -> pygit2.Repository:
+    def _project_common(self) -> Repo:
         """The project opened at its common dir: the one handle every worktree reads and indexes refs through."""
         return self.project if _same(self.git_dir, self.common_dir) else _open(self.common_dir)
 
     @cached_property
-    def store(self) -> pygit2.Repository:
+    def store(self) -> Repo:
         """The team store (the project's common dir unless the team keeps a separate store)."""
         return self._project_common if not self.separate_store else _open(self.store_dir)
 
@@ -103,7 +103,7 @@ class Hive:
         return not _same(self.store_dir, self.common_dir)
 
     @property
-    def project_store(self) -> pygit2.Repository:
+    def project_store(self) -> Repo:
         """Where project-scope records go: the project repository, or the team store if configured so."""
         return self.store if self.project_store_mode == "team" else self._project_common
 
@@ -122,23 +122,19 @@ class Hive:
             return own
         return legacy
 
-    def personal_store(self, create: bool = False) -> pygit2.Repository | None:
+    def personal_store(self, create: bool = False) -> Repo | None:
         """This team's old personal store, never pushed to a shared remote (None when there is none); read in
         place until it is moved, and written by tests that build one as older versions did."""
-        import pygit2
-
-        from gitive.store import repo as repos
-
         path = self.personal_dir
         if not path.exists():
             if not create:
                 return None
             ensure_home()
             path.parent.mkdir(mode=0o700, exist_ok=True)
-            repo = pygit2.init_repository(str(path), bare=True)
+            repo = repos.init_bare(path)
             repos.config_set(repo, KEY_TEAM, self.team_id)
             return repo
-        return pygit2.Repository(str(path))
+        return repos.open_at(path)
 
     def store_dirs(self) -> list[Path]:
         """The git dirs :meth:`stores` opens, without opening them (team store, project, personal store)."""
@@ -146,17 +142,17 @@ class Hive:
         personal = self.personal_dir
         return [*found, personal] if personal.exists() else found
 
-    def stores(self) -> list[pygit2.Repository]:
+    def stores(self) -> list[Repo]:
         """Every repository whose hive refs this hive reads: team store, project, personal store."""
         personal = self.personal_store()
         found = self.shared_stores()
         return [*found, personal] if personal is not None else found
 
-    def shared_stores(self) -> list[pygit2.Repository]:
+    def shared_stores(self) -> list[Repo]:
         """The stores that sync with remotes (never the personal store)."""
         return [self.store] if not self.separate_store else [self.store, self._project_common]
 
-    def sync_remotes(self, repo: pygit2.Repository) -> list[str]:
+    def sync_remotes(self, repo: Repo) -> list[str]:
         """The remotes ``gitive sync`` uses for ``repo`` (the one decision, ``store.sync.plan_remotes``)."""
         from gitive.store import sync
 
@@ -201,9 +197,7 @@ def open_hive(path: Path | str | None = None) -> Hive:
     """
     found = gitdir.find(path or os.getcwd())
     if found is None:  # a bare repository, GIT_DIR, …: let libgit2 find it (or say it is not a repository)
-        from gitive.store import repo as repos
-
-        repo_dir = Path(repos.open_repo(path).path)
+        repo_dir = repos.git_dir(repos.open_repo(path))
         found = gitdir.Located(repo_dir, repo_dir, repo_dir)
     config = gitdir.read_config(found.common_dir)
     team_id, founder = config.get(KEY_TEAM.lower()), config.get(KEY_FOUNDER.lower())

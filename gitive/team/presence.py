@@ -14,17 +14,16 @@ from gitive.store import presence as store_presence
 from gitive.store import refs
 
 if TYPE_CHECKING:
-    import pygit2
-
+    from gitive.store.types import Repo
     from gitive.team.hive import Hive
 
 LIVE_MS = 30 * 60_000  # a session seen within this long is live
 
 
-def _sources(hive: Hive, include_self: bool) -> dict[str, list[tuple[pygit2.Repository, str]]]:
+def _sources(hive: Hive, include_self: bool) -> dict[str, list[tuple[Repo, str]]]:
     """Every presence ref to read of each machine, in every shared store: machine -> (repo, tip); this
     machine's own published one only when asked for."""
-    found: dict[str, list[tuple[pygit2.Repository, str]]] = {}
+    found: dict[str, list[tuple[Repo, str]]] = {}
     if include_self:
         tip = refs.tip(hive.store, refs.presence_ref(hive.me))
         if tip:

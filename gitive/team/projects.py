@@ -10,7 +10,7 @@ from gitive.core.ids import blake3_hex
 from gitive.store import repo as repos
 
 if TYPE_CHECKING:
-    import pygit2
+    from gitive.store.types import Repo
 
 _SCP = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.+)$")  # git@host:org/repo
 
@@ -62,7 +62,7 @@ def _drop_git(text: str) -> str:
     return text[:-4] if text.lower().endswith(".git") else text
 
 
-def remote_for_identity(repo: pygit2.Repository) -> str | None:
+def remote_for_identity(repo: Repo) -> str | None:
     names = repos.remotes(repo)
     for name in ("origin", *names):
         url = repos.remote_url(repo, name)
@@ -71,16 +71,16 @@ def remote_for_identity(repo: pygit2.Repository) -> str | None:
     return None
 
 
-def project_id(repo: pygit2.Repository) -> str:
+def project_id(repo: Repo) -> str:
     """blake3 of the normalized remote URL (``origin`` first), or of the work tree path when there is none."""
     url = remote_for_identity(repo)
-    key = normalize_url(url) if url else "file://" + str(Path(repo.workdir or repo.path).resolve())
+    key = normalize_url(url) if url else "file://" + str(repos.workdir(repo).resolve())
     return blake3_hex(key.encode())
 
 
-def project_label(repo: pygit2.Repository) -> str:
+def project_label(repo: Repo) -> str:
     """A readable name for the project: ``host/org/repo`` or the directory name."""
     url = remote_for_identity(repo)
     if not url:
-        return Path(repo.workdir or repo.path).name
+        return repos.workdir(repo).name
     return readable_url(url).split("://", 1)[-1]

@@ -36,6 +36,9 @@ def _team_tip(team: AnchoredTeam) -> str | None:
     ('e.event.action == "vcs.merged" && (e.vcs.branch == "x"', ("does not parse",)),
     ("e.vcs.files.exists(a, e.vcs.files.exists(b, e.vcs.files.exists(c, a == b)))", ("over the 5,000,000",)),
     ('e.event.action == "merge"', ("vocabulary does not have",)),
+    # a session's own post-merge hook: no anchor ever sees it (the one the anchor sees is vcs.merged)
+    ('e.event.action == "vcs.merge"', ("can never fire", "never reaches an anchor", "did you mean 'vcs.merged'")),
+    ('e.event.action == "tool.completed" || e.event.action == "prompt.submitted"', ("can never fire",)),
 ])
 def test_a_condition_that_cannot_work_is_refused_and_nothing_is_written(refusing: AnchoredTeam, condition: str,
                                                                         words: tuple[str, ...]) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from gitive.anchor import config as anchor_config
 from gitive.anchor.base.configuration import Config, Watcher
-from testing.anchor import AnchoredTeam, Ticker, owe, owed
+from testing.anchor import AnchoredTeam, Ticker, owe, owe_unchecked, owed
 
 CI_FAILED = 'e.event.action == "watch.ci.failed" && e.watch.data.job == "lint"'
 
@@ -53,7 +53,11 @@ def test_a_watcher_runs_at_most_every_n_seconds(team: AnchoredTeam, tmp_path: Pa
 
 
 def test_a_condition_on_events_nobody_sees_is_unverifiable_with_the_reason(team: AnchoredTeam) -> None:
-    local = owe(team.bob, 'e.event.action == "tool.completed" && e.tool.name == "Bash"', "say hi")
+    refused = team.bob.run("owe", "--when", 'e.event.action == "tool.completed" && e.tool.name == "Bash"',
+                           "--do", "say hi")
+    assert refused.code == 1 and "can never fire" in refused.err and "never reaches an anchor" in refused.err
+    # written past the write-time rule (an older gitive): readers and the anchor still say why it cannot fire
+    local = owe_unchecked(team.bob, "bob", 'e.event.action == "tool.completed" && e.tool.name == "Bash"', "say hi")
     watched = owe(team.bob, 'e.event.action == "watch.deploy.finished"', "check the deploy")
     fine = owe(team.bob, 'e.event.action == "vcs.tag_created"', "write release notes")
     [before] = [o for o in owed(team.bob) if o["id"] == local["id"]]

@@ -148,3 +148,27 @@ def test_a_session_label_must_be_one_of_this_machines_sessions(trio: list[Machin
 def test_without_any_session_the_refusal_says_how_sessions_appear(trio: list[Machine]) -> None:
     _, _, c = trio  # carol's machine never runs a hook in this module
     refused(c, "-e", "file:api.proto", "--session", "carol/api-claude", words=("none yet", "gitive hooks"))
+
+
+def _big_commit(machine: Machine, files: int, folder: str = "big") -> str:
+    for n in range(files):
+        (machine.clone / folder / f"m{n:03d}.py").parent.mkdir(exist_ok=True)
+        (machine.clone / folder / f"m{n:03d}.py").write_text(f"x = {n}\n")
+    machine.git("add", folder)
+    machine.git("commit", "--quiet", "-m", f"{files} modules at once")
+    return machine.git("rev-parse", "HEAD").strip()
+
+
+def test_a_commit_of_many_files_asks_which_files_the_lesson_is_about(trio: list[Machine]) -> None:
+    a = trio[0]
+    commit = _big_commit(a, 30)
+    line = refused(a, "-e", f"commit:{commit}", words=("changed 30 files", "-e file:PATH"))
+    assert commit[:12] in line
+    lesson = propose(a, "Module 7 must be imported before module 8", evidence=(f"commit:{commit}",
+                                                                                 "file:big/m007.py"))
+    shown = a.json("lessons", "show", lesson)
+    assert shown["files"] == ["big/m007.py"]  # the chosen file only; the commit stays cited
+    assert [e["kind"] for e in shown["evidence"]] == ["commit", "file"]
+    few = _big_commit(a, 3, "small")
+    small = propose(a, "The three files of a small commit are matched", evidence=(f"commit:{few}",))
+    assert len(a.json("lessons", "show", small)["files"]) >= 3

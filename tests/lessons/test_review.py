@@ -177,3 +177,20 @@ def test_a_proposal_without_review_for_a_day_is_held(founder: Machine) -> None:
     # a held lesson can still be reviewed, and then it is no longer held
     confirmed(a, "review", "approve", old)
     assert _state(a, old, GITIVE_NOW_MS=later) == "verified"
+
+
+def test_the_reviewer_sees_the_symptoms_and_files_recall_matches_on(founder: Machine) -> None:
+    """A lesson's symptoms choose when it is shown, so the card a person approves shows them (and the files)."""
+    lesson = propose(founder, "Regenerate the client after editing api.proto", "--symptom",
+                     "ImportError: cannot import name 'OrderStub'", "--symptom", "stubs out of date",
+                     evidence=("file:api.proto",))
+    shown = founder.json("lessons", "show", lesson)
+    assert shown["symptoms"] == ["ImportError: cannot import name 'OrderStub'", "stubs out of date"]
+    assert shown["files"] == ["api.proto"]
+    text = founder.ok("lessons", "show", lesson).out
+    assert "symptom: ImportError: cannot import name 'OrderStub'" in text and "symptom: stubs out of date" in text
+    assert "shown when a session touches: api.proto" in text
+    code, card = as_person(founder, "review", answers=[("[a]pprove", "q\n")])
+    assert code == 0, card
+    card = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", card).split())  # a terminal: colours, and lines wrapped
+    assert "symptom: stubs out of date" in card and "shown when a session touches: api.proto" in card

@@ -56,3 +56,46 @@ def test_remotes_and_urls(bare_remote: Path, make_clone) -> None:
     assert repo_mod.remotes(opened) == ["origin"]
     assert repo_mod.remote_url(opened, "origin") == str(bare_remote)
     assert repo_mod.remote_url(opened, "nope") is None
+
+
+def test_open_at_opens_a_git_dir_and_refuses_a_plain_directory(git_repo: Path, tmp_path: Path) -> None:
+    assert repo_mod.git_dir(repo_mod.open_at(git_repo / ".git")).resolve() == (git_repo / ".git").resolve()
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(NotARepository, match="is not a git repository"):
+        repo_mod.open_at(plain)
+    with pytest.raises(NotARepository):
+        repo_mod.open_at(tmp_path / "missing")
+
+
+def test_init_bare_makes_an_empty_bare_repository_and_reopens_one(tmp_path: Path) -> None:
+    made = repo_mod.init_bare(tmp_path / "store.git")
+    repo_mod.config_set(made, "hive.team", "ab" * 16)
+    again = repo_mod.init_bare(tmp_path / "store.git")  # what is there is kept
+    assert repo_mod.config_get(again, "hive.team") == "ab" * 16
+    assert run_git(["rev-parse", "--is-bare-repository"], cwd=tmp_path / "store.git").strip() == "true"
+
+
+def test_head_names_the_branch_or_head_when_detached_and_nothing_without_a_repository(git_repo: Path,
+                                                                                       tmp_path: Path) -> None:
+    commit = run_git(["rev-parse", "HEAD"], cwd=git_repo).strip()
+    assert repo_mod.head(git_repo) == ("main", commit)
+    run_git(["checkout", "--quiet", "--detach"], cwd=git_repo)
+    assert repo_mod.head(git_repo) == ("HEAD", commit)
+    assert repo_mod.head(tmp_path / "missing") == (None, None)
+    unborn = tmp_path / "unborn"
+    run_git(["init", "--quiet", str(unborn)])
+    assert repo_mod.head(unborn) == (None, None)
+
+
+def test_remote_add_and_unset_matching_values(git_repo: Path, bare_remote: Path) -> None:
+    opened = repo_mod.open_repo(git_repo)
+    repo_mod.remote_add(opened, "team", str(bare_remote))
+    assert repo_mod.remote_url(opened, "team") == str(bare_remote)
+    repo_mod.config_add(opened, "remote.team.fetch", "+refs/hive/*:refs/hive-remotes/team/*")
+    repo_mod.config_unset_matching(opened, "remote.team.fetch", r"^\+refs/hive/")
+    assert repo_mod.config_all(opened, "remote.team.fetch") == ["+refs/heads/*:refs/remotes/team/*"]
+    repo_mod.config_unset_matching(opened, "remote.team.fetch", r"^\+refs/hive/")  # none left: nothing happens
+    repo_mod.config_unset_matching(opened, "remote.none.fetch", ".*")
+    repo_mod.config_unset(opened, "hive.absent")
+    assert repo_mod.config_all(opened, "remote.team.fetch") == ["+refs/heads/*:refs/remotes/team/*"]

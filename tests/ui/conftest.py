@@ -64,7 +64,9 @@ def _obligations(a: Machine, b: Machine, c: Machine, box: Machine) -> dict[str, 
                                     "--expires", "20h")["id"],
            "open": anchoring.owe(c, anchoring.MERGED.format(branch="docs-refresh"), OWED["open"], "--deadline",
                                  _date(now + 3 * DAY), "--file", "docs/runbook.md")["id"],
-           "unknown": anchoring.owe(a, 'e.event.action == "tool.completed"', OWED["unknown"], "--to", "bob")["id"]}
+           # refused at write time now (it can never fire): as an older gitive wrote it, which readers still show
+           "unknown": anchoring.owe_unchecked(a, "alice", 'e.event.action == "tool.completed"', OWED["unknown"],
+                                              to="bob")["id"]}
     anchoring.merge(a, "auth-rotation")
     box.ok("anchor", "run", "--once")
     return ids

@@ -80,6 +80,9 @@ def test_each_view_as_json(shared: tuple[Team, Server]) -> None:
 
     lesson = server.json(f"/lessons/{team.lessons['verified'][:10]}")["lesson"]
     assert lesson["id"] == team.lessons["verified"] and lesson["reviews"][0]["approver"] == "alice"
+    assert lesson["files"] and {"symptoms", "files"} <= set(lesson)  # what recall matches on, as the CLI shows it
+    page = server.request(f"/lessons/{team.lessons['verified'][:10]}").text
+    assert "shown for files" in page and all(f in page for f in lesson["files"])
     missing = server.request("/lessons/" + "0" * 64, headers={"Accept": "application/json"})
     assert missing.status == 404 and "no lesson" in missing.json()["error"]
 

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from gitive.anchor.base.configuration import Config
 
 if TYPE_CHECKING:
-    import pygit2
-
+    from gitive.store.types import Repo
     from gitive.team.hive import Hive
 
 
@@ -64,7 +63,7 @@ class Run(Protocol):
     @property
     def state_path(self) -> Path: ...
 
-    def watching(self) -> list[tuple[pygit2.Repository, str, str]]:
+    def watching(self) -> list[tuple[Repo, str, str]]:
         """(project store, remote, repository label) for each remote whose branches the anchor watches."""
         ...
 

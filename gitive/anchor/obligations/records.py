@@ -12,6 +12,7 @@ shown as "nothing owed".
 
 from __future__ import annotations
 
+import difflib
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -132,7 +133,7 @@ def check(conn: sqlite3.Connection, me_person: str, draft: Draft, actor: str, no
         raise InvalidRecord("the action is empty: say what is owed, e.g. --do 'remove the grace period'")
     if len(action) > table.MAX_ACTION:
         raise InvalidRecord(f"the action is {len(action)} characters, over the {table.MAX_ACTION} limit")
-    conditions.analyse(draft.condition)
+    _can_fire(conditions.analyse(draft.condition))
     if draft.owner == ANCHOR_PERSON or draft.owner not in _persons(conn):
         raise InvalidRecord(f"owner {draft.owner!r} is not an active person of the team; see `gitive team`")
     if actor == "agent" and draft.owner != me_person:
@@ -246,6 +247,23 @@ def waits_for(analysis: conditions.Analysis) -> str:
     what = " or ".join(names) if not keys.any else "any event"
     where = ", ".join(f'{p} = {v!r}' for p, v in analysis.equalities.items())
     return what + (f" where {where}" if where else "")
+
+
+def _can_fire(analysis: conditions.Analysis) -> None:
+    """Refuse a condition no anchor can ever see fire, with the reason ``gitive owed`` would give later, and the
+    shared action it most likely meant (``vcs.merge`` is a session's own hook; ``vcs.merged`` is seen on fetch).
+
+    Raises:
+        InvalidRecord: every action it waits for happens only in a session's own event log.
+    """
+    reason = static_reason(analysis)
+    if reason is None:
+        return
+    vocab = load()
+    shared = [a.name for a in vocab.actions.values() if a.seen != LOCAL]
+    hints = [m for name in sorted(analysis.keys.exact or ()) for m in difflib.get_close_matches(name, shared, 1, 0.6)]
+    hint = f"; did you mean {hints[0]!r}, which the anchor sees?" if hints else "; see docs/events.md"
+    raise InvalidRecord(f"this condition can never fire: {reason}{hint}")
 
 
 def static_reason(analysis: conditions.Analysis, watchers: set[str] | None = None) -> str | None:

@@ -17,15 +17,17 @@ import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pygit2
+from typing import TYPE_CHECKING, Any
 
 from gitive.anchor.prepared import tiers, workers
 from gitive.anchor.prepared.settings import Prepared
 from gitive.core.keys import machine_id
 from gitive.errors import GitiveError
-from gitive.store import diffs, drafts, worktrees
+from gitive.store import diffs, drafts, objects, worktrees
+from gitive.store import repo as repos
+
+if TYPE_CHECKING:
+    from gitive.store.types import Repo
 
 PRE_PUSH = """#!/bin/sh
 # gitive: a worker pushes nothing but refs/heads/hive/* (the anchor's Free tier)
@@ -136,7 +138,7 @@ def prepare(job: Job) -> Outcome:
     start = time.monotonic()
     budget = min(int(job.task["budget"]["wall"]), job.worker.budget if job.worker else workers.DEFAULT_BUDGET)
     deadline = start + budget
-    repo = pygit2.Repository(job.repo_path)
+    repo = repos.open_at(job.repo_path)
     path = job.work_root / f"{job.task['id'][:12]}-{job.attempt}"
     home = workers.fresh_home(job.work_root / "homes")
     try:
@@ -154,7 +156,7 @@ def prepare(job: Job) -> Outcome:
     return out
 
 
-def _attempt(job: Job, repo: pygit2.Repository, path: Path, home: Path, deadline: float, out: Outcome) -> None:
+def _attempt(job: Job, repo: Repo, path: Path, home: Path, deadline: float, out: Outcome) -> None:
     if job.worker is None:
         out.state, out.reason = "refused", f"no worker {job.task['worker']!r} is configured on the anchor"
         return
@@ -188,7 +190,7 @@ def _attempt(job: Job, repo: pygit2.Repository, path: Path, home: Path, deadline
         out.reason = f"the worker exited {run.code}: {run.output.strip()[-300:]}"
         return
     tree = worktrees.tree_of(path)
-    if tree == str(repo[job.base].peel(pygit2.Commit).tree_id):
+    if tree == objects.commit_tree(repo, job.base):
         out.reason = "the worker changed nothing"
         return
     after = _test(job, path, plain, deadline)
@@ -204,7 +206,7 @@ def _attempt(job: Job, repo: pygit2.Repository, path: Path, home: Path, deadline
     _draft(job, repo, tree, out)
 
 
-def _draft(job: Job, repo: pygit2.Repository, tree: str, out: Outcome) -> None:
+def _draft(job: Job, repo: Repo, tree: str, out: Outcome) -> None:
     first = job.task["brief"].strip().splitlines()[0][:72]
     tests = out.tests
     text = f"{first}\n\nTask: {job.task['id']}\nAttempt: {job.attempt}\n"

@@ -30,7 +30,7 @@ from gitive.errors import GitiveError
 from gitive.store import diffs, worktrees
 
 if TYPE_CHECKING:
-    import pygit2
+    from gitive.store.types import Repo
 
 
 SKIP = ("hive/*", "hive/**", "hive-edits/**")
@@ -50,7 +50,7 @@ def _base_branch(tips: dict[str, str]) -> str | None:
     return next((b for b in ("main", "master", "trunk", "develop") if b in tips), None)
 
 
-def branches(repo: pygit2.Repository, remote: str, merges: Merges) -> dict[str, str]:
+def branches(repo: Repo, remote: str, merges: Merges) -> dict[str, str]:
     """branch -> tip of every watched branch that takes part."""
     prefix = f"refs/hive-watch/{remote}/heads/"
     from gitive.store import refs
@@ -63,7 +63,7 @@ def branches(repo: pygit2.Repository, remote: str, merges: Merges) -> dict[str, 
     return out
 
 
-def _files(repo: pygit2.Repository, st: sqlite3.Connection, base: str, tip: str, now: int) -> list[str]:
+def _files(repo: Repo, st: sqlite3.Connection, base: str, tip: str, now: int) -> list[str]:
     key = f"merge-files:{tip}:{base}"
     found = state.get(st, key)
     if found is None:
@@ -78,7 +78,7 @@ def _run_tests(command: str, path: Path, home: Path) -> int | None:
     return workers.run(shlex.split(command), path, env, TEST_BUDGET_S).code
 
 
-def _tested(repo: pygit2.Repository, st: sqlite3.Connection, tip: str, command: str, root: Path, now: int
+def _tested(repo: Repo, st: sqlite3.Connection, tip: str, command: str, root: Path, now: int
             ) -> int | None:
     key = f"merge-test:{tip}:{command}"
     found = state.get(st, key)
@@ -100,7 +100,7 @@ def _rmtree(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def _merge(repo: pygit2.Repository, st: sqlite3.Connection, a: str, b: str, command: str, root: Path, now: int
+def _merge(repo: Repo, st: sqlite3.Connection, a: str, b: str, command: str, root: Path, now: int
            ) -> dict[str, Any]:
     """The outcome of merging tips ``a`` and ``b``: ``{ok}``, ``{conflict: paths}`` or ``{tests: exit}``."""
     tree, conflicts = worktrees.merge_tree(repo, a, b)

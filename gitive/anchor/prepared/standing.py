@@ -35,7 +35,7 @@ from gitive.core.ids import record_id
 from gitive.index import prepared as prepared_reads
 
 if TYPE_CHECKING:
-    import pygit2
+    from gitive.store.types import Repo
 
 MAX_DAYS = 30
 DAY_MS = 86_400_000
@@ -164,7 +164,7 @@ def active(index: sqlite3.Connection, team_id: str, now: int, repo: str | None =
             and (repo is None or a["repo"] == repo) and (kind is None or a["kind"] == kind)]
 
 
-def removes_a_check(repo: pygit2.Repository, base: str, head: str) -> str | None:
+def removes_a_check(repo: Repo, base: str, head: str) -> str | None:
     """A test or a check the change removes (a test file deleted, a test or assertion line removed), or None."""
     from gitive.store import diffs
 
@@ -178,7 +178,7 @@ def removes_a_check(repo: pygit2.Repository, base: str, head: str) -> str | None
     return None
 
 
-def outside_perimeter(repo: pygit2.Repository, base: str, head: str, perimeter: dict[str, Any]) -> str | None:
+def outside_perimeter(repo: Repo, base: str, head: str, perimeter: dict[str, Any]) -> str | None:
     """Why the change ``base..head`` is outside ``perimeter`` (checked mechanically), or None."""
     from gitive.store import diffs
 

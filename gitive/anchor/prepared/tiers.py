@@ -20,11 +20,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-
-import pygit2
+from typing import TYPE_CHECKING
 
 from gitive.errors import GitiveError
 from gitive.store import diffs, worktrees
+
+if TYPE_CHECKING:
+    from gitive.store.types import Repo
 
 FREE_PREFIX = "refs/heads/hive/"
 # Outside, whatever is approved: CI configuration, repository settings, code owners.
@@ -92,7 +94,7 @@ def check_free_push(ref: str) -> None:
         raise TierRefused(f"the anchor pushes only refs/heads/hive/<task> (Free tier); {ref} is refused")
 
 
-def push_draft(repo: pygit2.Repository, remote: str, commit: str, ref: str, replaces: str | None) -> None:
+def push_draft(repo: Repo, remote: str, commit: str, ref: str, replaces: str | None) -> None:
     """Push a draft to ``refs/heads/hive/<task>``; ``replaces`` is the tip it overwrites (a lease), if any.
 
     Raises:
@@ -106,7 +108,7 @@ def push_draft(repo: pygit2.Repository, remote: str, commit: str, ref: str, repl
         raise GitiveError(f"pushing {ref} was refused: {pushed.detail}")
 
 
-def check_approved(repo: pygit2.Repository, auth: Authorization | None, base: str, head: str, target: str,
+def check_approved(repo: Repo, auth: Authorization | None, base: str, head: str, target: str,
                    protected: Iterable[str], extra_outside: Iterable[str] = ()) -> None:
     """Refuse unless ``auth`` covers exactly ``base..head`` and nothing in it is Outside.
 
@@ -129,7 +131,7 @@ def check_approved(repo: pygit2.Repository, auth: Authorization | None, base: st
                           "(never done by the anchor, whatever is approved)")
 
 
-def land(repo: pygit2.Repository, remote: str, auth: Authorization | None, base: str, head: str, target: str,
+def land(repo: Repo, remote: str, auth: Authorization | None, base: str, head: str, target: str,
          protected: Iterable[str], extra_outside: Iterable[str] = ()) -> None:
     """Approved tier: fast-forward ``target`` on ``remote`` from ``base`` to ``head`` (refused if it moved).
 
@@ -138,14 +140,14 @@ def land(repo: pygit2.Repository, remote: str, auth: Authorization | None, base:
         GitiveError: the remote refused the push (``target`` moved meanwhile, or the guard said no).
     """
     check_approved(repo, auth, base, head, target, protected, extra_outside)
-    if head != base and not repo.descendant_of(pygit2.Oid(hex=head), pygit2.Oid(hex=base)):
+    if not worktrees.contains(repo, head, base):
         raise TierRefused("a landing is a fast-forward only, and this change does not descend from its base")
     pushed = worktrees.push(repo, remote, head, f"refs/heads/{target}", lease=base)
     if not pushed.ok:
         raise GitiveError(f"landing on {target} was refused: {pushed.detail}")
 
 
-def propose(repo: pygit2.Repository, auth: Authorization | None, base: str, head: str, target: str,
+def propose(repo: Repo, auth: Authorization | None, base: str, head: str, target: str,
             command: list[str], cwd: Path, protected: Iterable[str] = (), extra_outside: Iterable[str] = (),
             timeout: float = 120) -> str:
     """Approved tier: run the configured propose command (``gh pr create …``); its output.

@@ -159,7 +159,10 @@ def render_lesson(data: dict[str, Any]) -> str:
     lesson, now = data["lesson"], data["now"]
     out = [f'<p><a href="/memory">← Memory</a></p><h1>{h(lesson["kind"])} <code>{h(short(lesson["id"]))}</code> '
            f'{badge(lesson["state"])}</h1>', f'<blockquote class="text">{h(lesson["text"] or "")}</blockquote>']
-    facts = [("applies when", h(lesson["applicability"] or "")), ("scope", h(lesson["scope"])),
+    facts = [("applies when", h(lesson["applicability"] or "")),
+             ("symptoms", "<br>".join(h(s) for s in lesson.get("symptoms") or [])),
+             ("shown for files", " ".join(f"<code>{h(f)}</code>" for f in lesson.get("files") or [])),
+             ("scope", h(lesson["scope"])),
              ("proposed by", f'{h(lesson["author"])} <span class="muted">({h(lesson["machine_name"])})</span>'),
              ("written", ago(lesson["at"], now)), ("reviewed by", h(lesson["reviewer"] or "")),
              ("outcome", _outcome(lesson)), ("tags", " ".join(badge(t, "tag") for t in lesson["tags"]))]
