@@ -290,3 +290,29 @@ def test_index_writer_frozen(calls: Calls, team_repo: TeamRepo, spawn: Callable[
     fresh = payload("claude", "post-tool-edit", team_repo.path) | {"session_id": "a-session-not-shown-it-yet"}
     run = run_hook("claude", "post-tool", stdin=json.dumps(fresh).encode())
     assert run.out == claude_shape("PostToolUse", team_repo.settings.frame())
+
+
+def test_the_budget_follows_the_timeout_gitive_installs() -> None:
+    """The hard cap is sized from the harness's timeout: the one ``gitive install`` writes."""
+    from gitive.capture import deadline
+    from gitive.install import base
+
+    assert deadline.HARNESS_TIMEOUT_S == base.HOOK_TIMEOUT_S
+    assert max(deadline.BUDGETS_MS.values()) / 1000 < deadline.HARD_CAP_S < deadline.HARNESS_TIMEOUT_S
+
+
+def test_the_budget_counts_from_gitives_start_not_the_process_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process that waited 2 s for a CPU before gitive's code ran still gets its whole budget (up to the cap)."""
+    import time
+
+    from gitive.capture import deadline
+
+    monkeypatch.delenv("GITIVE_HOOK_BUDGET_MS", raising=False)  # the per-event budgets
+
+    now = time.monotonic()
+    late = deadline.Deadline(event="session-start", start=now, age=2.0)
+    assert late.left() == pytest.approx(deadline.HARD_CAP_S - 2.0 - deadline.RESERVE_S, abs=0.05)
+    prompt = deadline.Deadline(event="prompt", start=now, age=2.0)
+    assert prompt.left() == pytest.approx(1.5 - deadline.RESERVE_S, abs=0.05)  # its own budget, in full
+    gone = deadline.Deadline(event="prompt", start=now, age=4.5)  # past the cap: a floor, and still in time
+    assert 0 < gone.end - now <= deadline.HARNESS_TIMEOUT_S - 4.5
