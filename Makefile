@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo lint bench clean
+.PHONY: test demo demo-load lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,9 @@ test: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py
+
+demo-load: $(STAMP)
+	$(BIN)/python examples/demo.py --load
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -7,10 +7,20 @@ its next tool call. Alice retracts the lesson and it is gone everywhere. An alwa
 anchor; Bob's agent owes "remove the grace period once auth-rotation is merged", Alice merges the branch on the
 remote, and the anchor, started after the merge, fires it late. Then Mallory, who is not a member, forges
 entries and every reader refuses them. Nothing is left behind outside the temporary directory.
+
+The demo checks its own headline claims and exits 1 when one does not hold: the card carried the verified
+lesson at Carol's session start, Carol's message arrived at Alice's next tool call exactly once, and both
+forgeries were refused with the roster unchanged. ``--load`` runs it all under the CPU load of a build (2
+busy processes per core, ``testing/load.py``), as a developer's machine is while agents work:
+
+    make demo                 # or: .venv/bin/python examples/demo.py
+    make demo-load            # or: .venv/bin/python examples/demo.py --load
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import json
 import os
 import pty
@@ -21,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 GITIVE = str(Path(sys.executable).with_name("gitive"))
 HOOK = str(Path(sys.executable).with_name("gitive-hook"))
@@ -121,6 +132,13 @@ def show_context(text: str) -> None:
         print(f"    {BOLD}│{END} {line}")
 
 
+def claim(holds: bool, what: str) -> None:
+    """A headline claim of the demo: said when it holds, and the demo fails (exit 1) when it does not."""
+    if not holds:
+        raise SystemExit(f"{RED}demo failed: {what} did not happen{END}")
+    print(f"    {GREEN}✓ {what}{END}")
+
+
 def memory_and_mail(alice: Machine, bob: Machine, carol: Machine) -> None:
     step("Alice's agent learns something and proposes a lesson (it cannot approve it)")
     hook(alice, "session-start", {"hook_event_name": "SessionStart", "source": "startup"})
@@ -145,7 +163,10 @@ def memory_and_mail(alice: Machine, bob: Machine, carol: Machine) -> None:
     step("Carol's agent starts a session: its first context holds the verified lesson, framed")
     carol.git("pull", "-q", "origin", "main")
     carol.gitive("sync", show=False)
-    show_context(hook(carol, "session-start", {"hook_event_name": "SessionStart", "source": "startup"}))
+    card = hook(carol, "session-start", {"hook_event_name": "SessionStart", "source": "startup"})
+    show_context(card)
+    claim(f'<team-memory id="{lesson[:16]}"' in card and "verified>" in card,
+          "the session card carried the verified lesson")
 
     step("Alice runs her daemon; Carol writes to Alice's live session")
     alice.gitive("daemon", "start", "--interval", "1")
@@ -158,8 +179,9 @@ def memory_and_mail(alice: Machine, bob: Machine, carol: Machine) -> None:
             break
         time.sleep(1)
     carol.gitive("who")
-    carol.gitive("send", "alice/alice-clone-claude", "Are you touching payments/client.py? I am about to.",
-                 "--from", "carol/carol-clone-claude")
+    sent = json.loads(carol.gitive("send", "alice/alice-clone-claude",
+                                   "Are you touching payments/client.py? I am about to.",
+                                   "--from", "carol/carol-clone-claude", "--json").stdout)["id"]
     step("Alice's agent finishes a tool call: the message arrives, framed, exactly once")
     edit = {"hook_event_name": "PostToolUse", "tool_name": "Read", "tool_use_id": "t-1",
             "tool_input": {"file_path": str(alice.clone / "README")}}
@@ -168,7 +190,10 @@ def memory_and_mail(alice: Machine, bob: Machine, carol: Machine) -> None:
         time.sleep(0.5)
         seen = hook(alice, "post-tool", edit)
     show_context(seen)
-    show_context(hook(alice, "post-tool", edit | {"tool_use_id": "t-2"}))
+    again = hook(alice, "post-tool", edit | {"tool_use_id": "t-2"})
+    show_context(again)
+    claim(seen.count(f'id="{sent}"') == 1 and f'id="{sent}"' not in again,
+          "Carol's message arrived at Alice's next tool call, exactly once")
     alice.gitive("daemon", "stop")
 
     step("Alice retracts the lesson; after one sync each it is gone from every machine")
@@ -241,7 +266,30 @@ print(machine_id(key))
     mallory.git("push", "-q", "-f", "origin", f"refs/forged:refs/hive/logs/{victim_id}/roster")
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="gitive's demo: three machines and one bare remote.")
+    parser.add_argument("--load", action="store_true", help="Run under 2 busy processes per core.")
+    args = parser.parse_args(argv)
+    with _load(args.load) as load:
+        if load:
+            print(f"{DIM}under load: {load.count} busy processes ({load.count // max(1, os.cpu_count() or 1)} "
+                  f"per core){END}")
+        return demo()
+
+
+@contextlib.contextmanager
+def _load(wanted: bool) -> Any:
+    if not wanted:
+        yield None
+        return
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository's testing/ package
+    from testing.load import cpu_load
+
+    with cpu_load(per_core=2, seconds=1800) as load:
+        yield load
+
+
+def demo() -> int:
     started = time.monotonic()
     root = Path(tempfile.mkdtemp(prefix="gitive-demo-"))
     try:
@@ -277,10 +325,9 @@ def main() -> int:
         memory_and_mail(alice, bob, carol)
         future_tense(root, remote, alice, bob)
 
+        roster_before = json.loads(bob.gitive("team", "--json", show=False).stdout)["members"]
         step("Mallory (not a member) pushes forged entries straight to the remote")
         alice_id = alice.gitive("team", "--json", show=False).stdout
-        import json
-
         alice_machine = next(x["machine"] for x in json.loads(alice_id)["members"] if x["person"] == "alice")
         mallory.git("config", "hive.team", json.loads(alice_id)["team_id"])
         mallory.git("config", "--add", "remote.origin.fetch", "+refs/hive/*:refs/hive-remotes/origin/*")
@@ -289,9 +336,15 @@ def main() -> int:
         print("    pushed: one entry under Mallory's own key, one in Alice's log signed by Mallory")
 
         step("Bob syncs: both forgeries are refused and reported; the roster is unchanged")
-        bob.gitive("sync", check=False)
+        synced = bob.gitive("sync", check=False)
+        after = json.loads(bob.gitive("team", "--json", show=False).stdout)["members"]
         bob.gitive("team")
         bob.gitive("doctor", check=False)
+        said = synced.stdout + synced.stderr
+        claim("rejected bad-signature" in said and "rejected roster-refused" in said,
+              "both forgeries were refused and reported")
+        claim(sorted(m["machine"] for m in after) == sorted(m["machine"] for m in roster_before)
+              and "mallory" not in {m["person"] for m in after}, "the roster is unchanged")
 
         elapsed = time.monotonic() - started
         print(f"\n{GREEN}demo finished in {elapsed:.1f}s; removing {root}{END}")

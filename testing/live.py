@@ -193,6 +193,42 @@ def hook_process(machine: Machine, kind: str, payload: dict[str, Any], harness: 
                    time.perf_counter() - started)
 
 
+@contextlib.contextmanager
+def stalled_hook(machine: Machine, kind: str, payload: dict[str, Any], harness: str = "claude"
+                 ) -> Iterator[subprocess.Popen[bytes]]:
+    """The real ``gitive-hook`` as a harness that stopped reading runs it: its stdout a pipe whose buffer is
+    full, so it blocks writing its reply, after it claimed what the reply carries. The block waits until the
+    hook holds an item of its session's spool; SIGKILL it inside (as a harness's timeout would)."""
+    import fcntl
+
+    from gitive.capture import spool
+
+    read_fd, write_fd = os.pipe()
+    fcntl.fcntl(write_fd, fcntl.F_SETFL, os.O_NONBLOCK)
+    with contextlib.suppress(BlockingIOError):
+        while True:
+            os.write(write_fd, b"x" * 65536)
+    fcntl.fcntl(write_fd, fcntl.F_SETFL, 0)
+    with on(machine):
+        taken = spool.session_dir(harness, str(payload["session_id"])) / "taken"
+    env = {**os.environ, "GITIVE_HOME": str(machine.home)}
+    proc = subprocess.Popen([str(HOOK), harness, kind], stdin=subprocess.PIPE, stdout=write_fd,
+                            stderr=subprocess.DEVNULL, cwd=machine.clone, env=env)
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(payload).encode())
+        proc.stdin.close()
+        wait_for(lambda: taken.is_dir() and any(n.endswith(f".{proc.pid}." + n.rsplit(".", 1)[-1])
+                                                for n in os.listdir(taken)), "the hook to claim an item")
+        yield proc
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        proc.wait()
+        os.close(read_fd)
+        os.close(write_fd)
+
+
 def context_of(output: str) -> str | None:
     """The ``additionalContext`` of a Claude hook reply, or None for the no-opinion ``{}``."""
     reply = json.loads(output)

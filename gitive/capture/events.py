@@ -152,25 +152,73 @@ def _rotate_if_free(directory: Path) -> None:
 
 def read(*, since_ms: int = 0, session: str | None = None, actions: tuple[str, ...] | None = None
          ) -> Iterator[dict[str, Any]]:
-    """Events in file order (rotated files first), filtered; a torn or foreign line is skipped."""
+    """Events in file order (rotated files first), filtered.
+
+    A line that is not a whole event (torn by a crash, written by something else, holding text that is not
+    Unicode, such as a lone surrogate an older hook let through, or a field of the wrong shape) is skipped
+    with one warning on stderr (once per line and process): one bad line must never stop a reader.
+    """
     directory = events_dir()
     files = [p for p in sorted(directory.glob("events-*.jsonl")) if _rotated_at_ms(p) >= since_ms]
     for path in [*files, directory / CURRENT]:
         if not path.exists():
             continue
-        with open(path, encoding="utf-8", errors="replace") as fh:  # a torn line must not end the read
-            for line in fh:
-                try:
-                    event = json.loads(line)
-                except ValueError:
+        with open(path, "rb") as fh:
+            offset = 0
+            for raw in fh:
+                at, offset = offset, offset + len(raw)
+                event = _parse(raw)
+                if event is None:
+                    _warn_once(path, at, raw)
                     continue
-                if event.get("ts", 0) < since_ms:
+                if event["ts"] < since_ms:
                     continue
                 if session and (event.get("session") or {}).get("id") != session:
                     continue
-                if actions and event.get("event", {}).get("action") not in actions:
+                if actions and event["event"].get("action") not in actions:
                     continue
                 yield event
+
+
+GROUPS = ("event", "session", "harness", "file", "command", "tool", "vcs", "lesson", "output", "prompt", "turn",
+          "message", "delivery")  # field groups readers open with ``.get(...)``: each must be an object
+_warned: set[tuple[str, int]] = set()
+
+
+def _parse(raw: bytes) -> dict[str, Any] | None:
+    """The event on one line, or None when the line is not one a reader can use safely."""
+    try:
+        event = json.loads(raw.decode("utf-8", "replace"))
+    except ValueError:
+        return None
+    if not isinstance(event, dict) or not isinstance(event.get("event"), dict):
+        return None
+    if not isinstance(event.get("ts", 0), int) or isinstance(event.get("ts"), bool):
+        return None
+    if any(not isinstance(event[k], dict) for k in GROUPS if k in event and event[k] is not None):
+        return None
+    if b"\\u" in raw and not _unicode(event):  # escapes can spell a lone surrogate
+        return None
+    event.setdefault("ts", 0)
+    return event
+
+
+def _unicode(value: Any) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _warn_once(path: Path, at: int, raw: bytes) -> None:
+    if raw.strip() == b"" or (str(path), at) in _warned:
+        return
+    _warned.add((str(path), at))
+    import sys
+
+    print(f"gitive: skipped an unreadable line in the event log ({path}, byte {at}): "
+          f"{raw[:80].decode('utf-8', 'replace').strip()!r}", file=sys.stderr)
 
 
 def _rotated_at_ms(path: Path) -> int:

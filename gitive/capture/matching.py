@@ -52,11 +52,14 @@ class Candidate(NamedTuple):
     reasons: list[str]
 
 
-def connect(path: Path) -> sqlite3.Connection | None:
+def connect(path: Path, scratch: bool = False) -> sqlite3.Connection | None:
+    """The index, read-only. ``scratch``: allow temp tables (recall reads word frequencies through them, as
+    ``gitive lessons search`` does); the database itself stays read-only either way (``mode=ro``)."""
     if not path.exists():
         return None
     conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=0.05)
-    conn.execute("PRAGMA query_only = 1")
+    if not scratch:
+        conn.execute("PRAGMA query_only = 1")
     return conn
 
 

@@ -16,6 +16,32 @@ ACTIONS = {"session-start": "session.start", "prompt": "prompt.submitted", "post
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
 _EXIT = re.compile(r"(?:exit(?:ed with)? (?:code|status)|returncode)[\s:=]*(-?\d+)", re.IGNORECASE)
 _PATH_KEYS = ("file_path", "path", "notebook_path", "filePath", "absolute_path", "target_file", "file")
+_UNENCODABLE = re.compile("[\ud800-\udfff\x00]")  # lone surrogates (JSON escapes allow them) and NUL
+
+
+def scrub(value: Any) -> Any:
+    """``value`` (a parsed payload) with every lone surrogate and NUL, in keys and strings, replaced by U+FFFD.
+
+    JSON lets a harness (or anything that writes to a hook's stdin) send ``"\\ud800"``, which is no Unicode
+    text: written to the event log it made every later reader fail, and as a path it cannot be opened.
+    """
+    if isinstance(value, str):
+        return _UNENCODABLE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {scrub(k): scrub(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub(v) for v in value]
+    return value
+
+
+def parse_payload(raw: bytes) -> Any:
+    """A hook's stdin as JSON: bytes that are not UTF-8 become U+FFFD, and so does text :func:`scrub` removes
+    (only looked for when the text holds an escape that could spell it, so big payloads cost nothing more)."""
+    text = raw.decode("utf-8", "replace")
+    if not text.strip():
+        return {}
+    payload = json.loads(text)
+    return scrub(payload) if "\\u" in text else payload
 
 
 def _as_dict(value: Any) -> dict[str, Any]:

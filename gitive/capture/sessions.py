@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from gitive.capture.deadline import Deadline
 
 _POLL_S = 0.002
+LOCK_WAIT_S = 0.25  # a healthy holder keeps the lock for milliseconds; past this it is stopped or stuck
 
 
 def _path(harness: str, session: str) -> Path:
@@ -35,16 +36,18 @@ def _path(harness: str, session: str) -> Path:
 
 
 def _lock(fd: int, deadline: Deadline | None) -> bool:
-    """Take the lock, waiting at most until ``deadline`` (None: as long as it takes)."""
+    """Take the lock, waiting at most until ``deadline`` and at most ``LOCK_WAIT_S`` (None: as long as it
+    takes)."""
     if deadline is None:
         fcntl.flock(fd, fcntl.LOCK_EX)
         return True
+    give_up = time.monotonic() + LOCK_WAIT_S
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return True
         except BlockingIOError:
-            left = deadline.left()
+            left = min(deadline.left(), give_up - time.monotonic())
             if left <= 0:
                 return False
             time.sleep(min(_POLL_S, left))

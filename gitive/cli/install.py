@@ -252,6 +252,10 @@ def _print_status(found: dict[str, Any]) -> None:
     daemon = found["daemon"]
     console.print("daemon      " + ("running" if daemon["running"] else "not running")
                   + (f" ({daemon['problem']})" if daemon["problem"] else ""))
+    from gitive.capture.deliveries import lines as delivery_lines
+
+    for n, line in enumerate(delivery_lines(found["deliveries"])):
+        console.print(("deliveries  " if n == 0 else "            ") + line)
     _print_service_status(found["service"])
     if found["state"]["problem"]:
         console.print(f"[yellow]{found['state']['problem']}[/]")

@@ -225,6 +225,22 @@ def pending(db: sqlite3.Connection, session: str, now: int | None = None, room: 
     return items
 
 
+def due_items(db: sqlite3.Connection, session: str, cap: int = DEFAULT_CAP) -> list[dict[str, Any]]:
+    """Everything queued for ``session``, as the pieces its next hooks should carry (a message over ``cap``
+    as its next part), each with ``due``: when it was queued. Nothing is marked: the daemon's spool holds
+    them (``gitive.daemon.prepare``) and they stay ``queued`` until a hook's reply carried them."""
+    out: list[dict[str, Any]] = []
+    for row in db.execute("SELECT id, sender, body, from_person, sent_upto, parts_done, received_at FROM inbox "
+                          "WHERE to_session = ? AND state = 'queued' ORDER BY id", (session,)).fetchall():
+        piece = _piece(row[:6], cap)
+        out.append({"id": piece.id, "base": row[0], "kind": "message", "from": row[1], "frame": piece.frame,
+                    "due": row[6]})
+    for key, text, at in db.execute("SELECT key, text, at FROM notices WHERE session = ? AND state = 'queued' "
+                                    "ORDER BY at, key", (session,)).fetchall():
+        out.append({"id": key, "base": key, "kind": "notice", "frame": text, "due": at})
+    return out
+
+
 def unhand(db: sqlite3.Connection, session: str, ids: list[str]) -> None:
     """Put items that were handed out but never reached their hook back in the queue."""
     for item in ids:
@@ -268,7 +284,8 @@ def confirm(hive: Hive | None, db: sqlite3.Connection, ids: list[str], session: 
             base, k, _, end = part
             changed = db.execute(
                 "UPDATE inbox SET state = 'queued', inflight_at = NULL, sent_upto = ?, parts_done = ? WHERE id = ? "
-                "AND to_session = ? AND state = 'inflight' AND sent_upto < ?", (end, k, base, session, end)).rowcount
+                "AND to_session = ? AND state IN ('inflight', 'queued') AND sent_upto < ?",  # queued: spooled
+                (end, k, base, session, end)).rowcount
         else:
             base = part[0] if part else item
             changed = db.execute(
@@ -323,6 +340,9 @@ def release(db: sqlite3.Connection, message_id: str, person: str | None = None) 
     for session in sessions:
         if person:
             trust.note_person_input(db, f"{person}/{session}")
+    from gitive.capture import daemon_client
+
+    daemon_client.notify({"op": "spool"}, budget=1.0)  # into the sessions' spools now, not at the next round
     return len(sessions)
 
 

@@ -9,6 +9,7 @@ killed at any point restarts with nothing lost: undelivered items are still queu
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -71,6 +72,17 @@ def _watch(paths: list[Path], stop: threading.Event, wake: threading.Event, flag
         return
 
 
+def _beat(stop: threading.Event) -> None:
+    """The heartbeat hooks read: while it is fresh they trust the prepared cards and ask for rankings."""
+    from gitive.capture import spool
+
+    while not stop.is_set():
+        with contextlib.suppress(OSError):
+            spool.beat()
+        stop.wait(spool.HEARTBEAT_S)
+    spool.stop_beating()
+
+
 def run(interval: float = 30.0, repo: str | None = None) -> int:
     home = ensure_home()
     lock = acquire_lock(home)
@@ -91,6 +103,9 @@ def run(interval: float = 30.0, repo: str | None = None) -> int:
                                                     *[h.common_dir.resolve() / "refs" for h in repos]])]
     watcher = threading.Thread(target=_watch, args=(watched, stop, wake, flags), name="gitive-watch", daemon=True)
     watcher.start()
+    service.prepare_repos()  # the cards and file matches before the first hook asks
+    beating = threading.Thread(target=_beat, args=(stop,), name="gitive-heartbeat", daemon=True)
+    beating.start()
     last_presence, last_discover, last_probe = 0.0, now_ms(), 0.0
     last_learn = time.monotonic() - schedule.EVERY_S + 60  # the first quiet pass a minute after start
     try:
@@ -122,6 +137,8 @@ def run(interval: float = 30.0, repo: str | None = None) -> int:
             wake.wait(timeout=pause)
             wake.clear()
     finally:
+        stop.set()
+        beating.join(timeout=2)
         server.shutdown()
         server.server_close()
         (home / SOCKET).unlink(missing_ok=True)

@@ -8,6 +8,7 @@ import socketserver
 from pathlib import Path
 from typing import Any
 
+from gitive.daemon import ranking
 from gitive.daemon.mailbox import DEFAULT_CAP
 from gitive.daemon.service import Service
 
@@ -29,6 +30,16 @@ def handle(service: Service, request: dict[str, Any]) -> dict[str, Any]:
         service.unhand(str(request.get("harness", "")), str(request.get("session", "")),
                        [str(i) for i in request.get("ids") or []])
         return {"ok": True}
+    if op == "prepare":  # a prompt (or a failed command) arrived: rank its lessons into the session's spool
+        count = ranking.prepare(str(request.get("harness", "")), str(request.get("session", "")),
+                                str(request.get("hook", "")), _text(request.get("cwd")),
+                                prompt=_text(request.get("prompt")), error=_text(request.get("error")))
+        return {"ok": True, "items": count}
+    if op == "spooled":  # a hook delivered from its spool: book it, and hand out what comes next (a part)
+        return {"ok": True, "items": service.spool(str(request.get("harness", "")),
+                                                   str(request.get("session", "")), read=request.get("read") is True)}
+    if op == "spool":  # something became due outside the daemon (a person released a held message)
+        return {"ok": True, "items": service.spool()}
     if op == "delivered":
         ids = [str(i) for i in request.get("ids") or []]
         return {"ok": True, "done": service.delivered(str(request.get("harness", "")),
@@ -52,6 +63,10 @@ def handle(service: Service, request: dict[str, Any]) -> dict[str, Any]:
     if op == "add-repo":
         return {"ok": service.add_repo(str(request.get("path", "")))}
     return {"ok": False, "error": f"unknown op {op!r}"}
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def _size(value: Any) -> int:

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from gitive.capture import events, locate
 from gitive.core.clock import now_ms
-from gitive.daemon import anchor_items, mailbox, overlap, presence, stuck
+from gitive.daemon import anchor_items, mailbox, overlap, prepare, presence, stuck
 from gitive.daemon import db as daemon_db
 from gitive.errors import GitiveError, NoTeam
 from gitive.index import queries
@@ -132,8 +132,24 @@ class Service:
                 overlap.notices(db, sessions, directory, person)
                 anchor_items.show_due(db, hive.team_id, sessions)
                 result[store] = {"sessions": len(sessions), "directory": directory}
+            prepare.spool_all(db)  # what is due now waits in each session's spool for its next hook call
         self.live_sessions, self.live_stores = live, stores
+        self.prepare_repos()
         return result
+
+    def prepare_repos(self) -> None:
+        """Each served repository's card and file matches, as its next session start and edits need them."""
+        for hive in self.repo_hives().values():
+            if hive.project.workdir:
+                prepare.prepare_repo(hive.project.workdir)
+
+    def spool(self, harness: str | None = None, session: str | None = None, read: bool = False) -> int:
+        """Hand what is due to the sessions' spools now (one session's, after its hook delivered; ``read``:
+        that session took a turn since its last delivery)."""
+        with daemon_db.connect() as db:
+            if harness and session:
+                return prepare.spool_one(db, harness, session, read)
+            return prepare.spool_all(db)
 
     # --- sync --------------------------------------------------------------------------------------
 
@@ -241,6 +257,9 @@ class Service:
         state["backoff_s"] = delay if state["failures"] else 0
         self.ingest_mail(hive)
         self.take_items(hive)
+        self.spool()  # a message that just arrived is ready for the session's very next hook call
+        if hive.project.workdir:
+            prepare.prepare_repo(hive.project.workdir)
         return report
 
     # --- mail --------------------------------------------------------------------------------------

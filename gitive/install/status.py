@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from gitive.capture import deliveries
 from gitive.capture.githooks import FAILURE_LOG
 from gitive.core.home import gitive_home
 from gitive.errors import GitiveError
@@ -44,6 +45,7 @@ def status(path: Path | str | None = None) -> dict[str, Any]:
         "index": _index(loc),
         "remotes": _remotes(loc),
         "daemon": _daemon(),
+        "deliveries": deliveries.summary(),  # the hot path's own record (gitive/capture/deliveries.py)
     }
 
 

@@ -4,8 +4,9 @@ within the harness's cap, whole (or in whole parts), each exactly once, and only
 acknowledged.
 
 The daemon is the real one (its socket server and :class:`~gitive.daemon.service.Service` in a thread, over
-its own database); messages are put in its inbox as screening leaves them, so the property runs fast; the
-hook is the real :func:`gitive.capture.hook.run`, fed each harness's recorded payloads.
+its own database); messages are put in its inbox as screening leaves them and handed to the session's spool
+as after a sync, so the property runs fast; the hook is the real :func:`gitive.capture.hook.run`, fed each
+harness's recorded payloads.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gitive.capture import framing, hook
+from gitive.capture import daemon_client, framing, hook, spool
 from gitive.capture.adapters import ADAPTERS
 from tests.capture.support import FIXTURES
 
@@ -91,8 +92,9 @@ def _as(home: Path) -> Iterator[sqlite3.Connection]:
 def _queue(db: sqlite3.Connection, harness: str, session: str, bodies: list[str]) -> tuple[str, list[str]]:
     n = next(_COUNTER)
     name = f"n{n}"
+    now = time.time_ns() // 1_000_000  # live: seen just now
     db.execute("INSERT INTO sessions VALUES (?,?,?,?,?,?,?)", (f"{harness}:{session}", harness, session, name,
-                                                               None, 1, 1))
+                                                               None, now, now))
     ids = [f"01M{n:06d}{i:02d}" + "Z" * 15 for i in range(len(bodies))]
     for message_id, body in zip(ids, bodies, strict=True):
         db.execute("INSERT INTO inbox (id, sender, sender_machine, to_session, body, from_person, state, "
@@ -105,10 +107,12 @@ def _states(db: sqlite3.Connection, name: str) -> list[tuple[Any, ...]]:
                       (name,)).fetchall()
 
 
-def _settled(db: sqlite3.Connection, name: str) -> list[tuple[Any, ...]]:
-    """The inbox once the daemon has taken in the hook's acknowledgement (it arrives as the hook exits)."""
+def _settled(db: sqlite3.Connection, name: str, sdir: Path) -> list[tuple[Any, ...]]:
+    """The inbox once the daemon has booked what the hook acknowledged (the hook's note arrives as it exits):
+    nothing in flight, nothing left in the spool's ``done/``."""
     end = time.monotonic() + 5
-    while any(state == "inflight" for _, state, *_ in _states(db, name)) and time.monotonic() < end:
+    while time.monotonic() < end and (any(state == "inflight" for _, state, *_ in _states(db, name))
+                                      or ((sdir / "done").is_dir() and os.listdir(sdir / "done"))):
         time.sleep(0.005)
     return _states(db, name)
 
@@ -147,14 +151,16 @@ def test_teammate_text_reaches_only_context_channels_whole_and_once(daemon: Path
     seen: dict[str, list[tuple[int, int, str]]] = {}
     with _as(daemon) as db:
         name, ids = _queue(db, harness, session, bodies)
+        sdir = spool.session_dir(harness, session)
+        assert daemon_client.request({"op": "spool"}, budget=10)  # as after a sync: into the session's spool
         for event in [*events, *[drain] * 60]:
-            before = _settled(db, name)
+            before = _settled(db, name, sdir)
             if all(state in DONE for _, state, *_ in before):
                 break
             payload = _fixture(harness, event) | {SESSION_KEY.get(harness, "session_id"): session}
             out = hook.run([harness, event], io.StringIO(json.dumps(payload)))
             context = _context(harness, out)
-            after = _settled(db, name)
+            after = _settled(db, name, sdir)
             if event not in adapter.mail:  # a continuation prompt, or nothing the harness reads
                 assert out == "{}" and after == before, (event, out[:200])
                 continue
@@ -180,8 +186,6 @@ def test_teammate_text_reaches_only_context_channels_whole_and_once(daemon: Path
 def test_items_a_hook_had_no_room_for_are_queued_again_at_once(daemon: Path) -> None:
     """A hook asks for the whole cap before it knows how much its lessons take; what it hands back is queued
     again at once, not 90 s later, and is handed out whole at the next call."""
-    from gitive.capture import daemon_client
-
     with _as(daemon) as db:
         name, ids = _queue(db, "claude", "room-1", ["first message", "second message"])
         ask = {"op": "pending", "harness": "claude", "session": "room-1", "hook": "post-tool", "room": 9000,

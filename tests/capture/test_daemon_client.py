@@ -1,5 +1,6 @@
-"""The hook and the daemon socket: a hung, slow, absent or broken daemon never delays an answer, and queued
-items reach the agent in the harness's shape and are acknowledged.
+"""The daemon client: a hung, slow, absent or broken daemon never delays an answer (what a hook carries comes
+through the spool, tests/capture/test_spool.py; the socket only carries requests to rank a prompt and notes
+that something was delivered).
 
 The daemon is a stand-in listening on ``$GITIVE_HOME/daemon.sock`` in a thread (the wire format is one JSON
 object per line); ``GITIVE_HOME`` is a short path so the socket fits AF_UNIX's limit.
@@ -17,10 +18,9 @@ from typing import Any
 
 import pytest
 
-from gitive.capture import daemon_client
-from gitive.capture.adapters import ADAPTERS
+from gitive.capture import daemon_client, spool
 
-from .support import NO_OPINION, TeamRepo, claude_shape, cursor_shape, feed, payload_text, run_hook
+from .support import TeamRepo, claude_shape, feed, payload_text, run_hook
 
 MESSAGE = '<team-message from="bob/x" id="m1">hi</team-message>'
 QUEUED = {"items": [{"id": "m1", "frame": MESSAGE}]}
@@ -161,131 +161,21 @@ def test_a_garbled_reply_is_none_or_harmless(daemon: Callable[..., FakeDaemon], 
 
 
 @pytest.mark.parametrize("delay", [None, 1.0], ids=["hung", "slow"])
-def test_hook_with_an_unresponsive_daemon_answers_in_time(team_repo: TeamRepo, daemon: Callable[..., FakeDaemon],
-                                                          delay: float | None,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("GITIVE_HOOK_BUDGET_MS")  # the default budget (tests/capture/test_budget.py: p95)
-    fake = daemon(None) if delay is None else daemon(queue(QUEUED), delay=delay)
-    run = feed("claude", "post-tool", "post-tool-bash-ok", team_repo.path)
-    assert run.code == 0 and run.out == NO_OPINION, run.err
-    assert run.seconds < HOOK_BUDGET_S, f"hook took {run.seconds:.2f} s"
-    assert "delivered" not in fake.ops()  # nothing shown, so nothing acknowledged
-
-
-def test_hook_with_an_unresponsive_daemon_still_injects_lessons(team_repo: TeamRepo,
-                                                                daemon: Callable[..., FakeDaemon]) -> None:
-    # With the test session's budget (3 s) the hook waits for the hung daemon until 3 s are up, then answers.
-    daemon(None)
+def test_a_post_tool_hook_never_talks_to_the_daemon(team_repo: TeamRepo, daemon: Callable[..., FakeDaemon],
+                                                   delay: float | None) -> None:
+    """What a tool call carries was prepared in files: a hung or slow daemon costs it nothing."""
+    fake = daemon(None) if delay is None else daemon(lambda _: {"ok": True}, delay=delay)
     run = feed("claude", "post-tool", "post-tool-edit", team_repo.path)
-    assert run.out == claude_shape("PostToolUse", team_repo.settings.frame())
-    assert 2.9 < run.seconds < 3 + HOOK_BUDGET_S
-
-
-def pending_request(harness: str, session: str, event: str, room: int, cap: int) -> dict[str, Any]:
-    return {"op": "pending", "harness": harness, "session": session, "hook": event, "room": room, "cap": cap}
-
-
-@pytest.mark.parametrize(("harness", "event", "name", "expected"), [
-    ("claude", "post-tool", "post-tool-bash-ok", claude_shape("PostToolUse", MESSAGE)),
-    ("claude", "prompt", "prompt", claude_shape("UserPromptSubmit", MESSAGE)),
-    ("codex", "post-tool", "post-tool-bash-ok", claude_shape("PostToolUse", MESSAGE)),
-    ("cursor", "post-tool", "post-tool-shell-ok", cursor_shape(MESSAGE)),
-    ("gemini", "session-start", "session-start", None),  # card first, then the message
-])
-def test_queued_message_reaches_the_agent_and_is_acknowledged(
-        team_repo: TeamRepo, tmp_path: Path, daemon: Callable[..., FakeDaemon], harness: str, event: str,
-        name: str, expected: str | None) -> None:
-    fake = daemon(queue(QUEUED))
-    transcript = tmp_path / "t.jsonl"
-    transcript.write_text("")
-    stdin = payload_text(harness, name, team_repo.path, transcript=str(transcript)).encode()
-    run = run_hook(harness, event, stdin=stdin)
-    cap = ADAPTERS[harness].cap
-    if expected is None:
-        expected = claude_shape("SessionStart", team_repo.card() + "\n\n" + MESSAGE)
-    assert run.code == 0 and run.out == expected, run.err
-    session = json.loads(stdin).get("session_id") or json.loads(stdin).get("conversation_id")
-    [pending, delivered] = fake.wait_for(2)
-    assert pending.pop("until") > time.time() * 1000 - 5000  # when the hook stops listening
-    # asked before the card is made, for the whole cap (what the card leaves no room for goes back at once)
-    assert pending == pending_request(harness, session, event, cap, cap)
-    assert delivered == {"op": "delivered", "ids": ["m1"], "session": session, "harness": harness}
-
-
-@pytest.mark.parametrize(("harness", "event", "name"), [
-    ("claude", "stop", "stop"), ("claude", "stop", "stop-active"), ("claude", "session-end", "session-end"),
-    ("codex", "stop", "stop"), ("cursor", "stop", "stop"), ("cursor", "session-start", "session-start"),
-    ("gemini", "session-end", "session-end")])
-def test_where_a_harness_has_no_context_channel_items_wait_unasked(
-        team_repo: TeamRepo, tmp_path: Path, daemon: Callable[..., FakeDaemon], harness: str, event: str,
-        name: str) -> None:
-    # Stop offers only continuation prompts (Claude's decision: block, Codex's reason, Cursor's
-    # followup_message), which the harness turns into its user's words; Cursor's sessionStart is not waited for.
-    fake = daemon(queue(QUEUED))
-    run = feed(harness, event, name, team_repo.path, transcript=str(tmp_path / "none.jsonl"))
-    assert run.code == 0
-    assert MESSAGE not in run.out and "followup_message" not in run.out and "block" not in run.out
-    assert fake.requests == []  # not even handed out: it stays queued for the next tool call
-
-
-def test_lesson_and_message_share_one_reply(team_repo: TeamRepo, daemon: Callable[..., FakeDaemon]) -> None:
-    daemon(queue(QUEUED))
-    run = feed("claude", "post-tool", "post-tool-edit", team_repo.path)
-    assert run.out == claude_shape("PostToolUse", team_repo.settings.frame() + "\n\n" + MESSAGE)
-
-
-def test_an_item_the_lessons_leave_no_room_for_goes_back_to_the_queue_at_once(
-        team_repo: TeamRepo, daemon: Callable[..., FakeDaemon]) -> None:
-    cap = ADAPTERS["claude"].cap
-    big = '<team-message from="bob/x" id="m9">' + "x" * (cap - 200) + "</team-message>"
-    fake = daemon(queue({"items": [{"id": "m9", "frame": big}, {"id": "m1", "frame": MESSAGE}]}))
-    run = feed("claude", "post-tool", "post-tool-edit", team_repo.path)
-    assert run.out == claude_shape("PostToolUse", team_repo.settings.frame())  # the lesson took the room
-    requests = fake.wait_for(2)
-    assert [r["op"] for r in requests] == ["pending", "unhand"]  # nothing delivered, nothing acknowledged
-    assert requests[1]["ids"] == ["m9", "m1"]  # the small one too: items go out in order
-
-
-def test_the_daemon_is_asked_before_the_hook_records_the_event(team_repo: TeamRepo, short_home: Path,
-                                                               daemon: Callable[..., FakeDaemon]) -> None:
-    """It answers while the hook loads its code and reads the index, not after."""
-    logged: list[bool] = []
-
-    def answer(request: dict[str, Any]) -> Any:
-        if request.get("op") == "pending":
-            logged.append(any("tool.completed" in f.read_text() for f in (short_home / "events").rglob("*")
-                              if f.is_file()))
-        return queue(QUEUED)(request)
-
-    daemon(answer)
-    run = feed("claude", "post-tool", "post-tool-bash-ok", team_repo.path)
-    assert run.out == claude_shape("PostToolUse", MESSAGE)
-    assert logged == [False]
-    assert any("tool.completed" in f.read_text() for f in (short_home / "events").rglob("*") if f.is_file())
-
-
-def test_an_item_without_a_frame_is_not_acknowledged(team_repo: TeamRepo,
-                                                     daemon: Callable[..., FakeDaemon]) -> None:
-    fake = daemon(queue({"items": [{"id": "m2"}, {"id": "m1", "frame": MESSAGE}]}))
-    run = feed("claude", "post-tool", "post-tool-bash-ok", team_repo.path)
-    assert run.out == claude_shape("PostToolUse", MESSAGE)
-    assert fake.wait_for(2)[-1]["ids"] == ["m1"]
-
-
-@pytest.mark.parametrize("items", [{"items": "m1"}, {"items": [{"id": 5, "frame": 7}]}, {"items": None},
-                                   {"nothing": True}], ids=["string", "wrong-types", "null", "no-items"])
-def test_malformed_items_are_ignored(team_repo: TeamRepo, daemon: Callable[..., FakeDaemon],
-                                     items: dict[str, Any]) -> None:
-    fake = daemon(queue(items))
-    run = feed("claude", "post-tool", "post-tool-bash-ok", team_repo.path)
-    assert run.code == 0 and run.out == NO_OPINION
-    assert fake.ops() == ["pending"]
+    assert run.code == 0 and run.out == claude_shape("PostToolUse", team_repo.settings.frame()), run.err
+    assert fake.requests == []  # not even connected to
+    assert run.seconds < 3 * HOOK_BUDGET_S, f"hook took {run.seconds:.2f} s"
 
 
 def test_no_session_means_no_daemon_request(team_repo: TeamRepo, daemon: Callable[..., FakeDaemon]) -> None:
-    fake = daemon(queue(QUEUED))
-    body = json.loads(payload_text("claude", "post-tool-bash-ok", team_repo.path))
+    fake = daemon(lambda _: {"ok": True})
+    spool.beat()  # a daemon that looks alive
+    body = json.loads(payload_text("claude", "prompt", team_repo.path))
     del body["session_id"]
-    run = run_hook("claude", "post-tool", stdin=json.dumps(body).encode())
-    assert run.out == NO_OPINION
+    run = run_hook("claude", "prompt", stdin=json.dumps(body).encode())
+    assert run.code == 0
     assert fake.requests == []

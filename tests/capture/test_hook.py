@@ -92,7 +92,7 @@ def test_edit_of_a_cited_file_injects_the_lesson_once_per_session(team_repo: Tea
     assert_answer(second, NO_OPINION)
     [injected] = recorded("team.lesson.injected")
     assert injected["lesson"] == {"id": team_repo.settings.id}
-    assert injected["delivery"] == {"tier": "turn", "hook": "post-tool"}
+    assert injected["delivery"] == {"tier": "turn", "hook": "post-tool", "via": "computed"}  # no daemon: this call chose it
     tools = recorded("tool.completed")
     assert len(tools) == 2
     assert all(t["file"] == {"paths": ["src/app/settings.py"], "op": "modify"} for t in tools)
@@ -139,14 +139,12 @@ def test_error_matching_only_an_unreviewed_lesson_has_no_opinion(team_repo: Team
 
 
 @pytest.mark.parametrize(("harness", "event", "name"), [
-    ("claude", "prompt", "prompt"),
     ("claude", "post-tool", "post-tool-write"),  # cites only an unreviewed lesson
     ("claude", "post-tool", "post-tool-read"),  # idem
     ("claude", "post-tool", "post-tool-bash-ok"),
     ("claude", "stop", "stop"),
     ("claude", "stop", "stop-active"),
     ("claude", "session-end", "session-end"),
-    ("codex", "prompt", "prompt"),
     ("codex", "post-tool", "post-tool-bash-ok"),
     ("codex", "stop", "stop"),
     ("cursor", "post-tool", "post-tool-shell-ok"),
@@ -163,6 +161,38 @@ def test_nothing_to_say_is_the_no_opinion_reply(team_repo: TeamRepo, tmp_path: P
     assert recorded("team.lesson.injected") == []
     [event_written] = [e for e in events.read() if e["event"]["action"] != "lesson.cited"]
     assert event_written["harness"]["name"] == harness
+
+
+# -------------------------------------------------------------------------------- prompt-time recall
+
+
+def prompt(harness: str, repo: Path, text: str, session: str | None = None) -> Any:
+    body = payload(harness, "prompt", repo) | {"prompt": text}
+    if session:
+        body["session_id"] = session
+    return run_hook(harness, "prompt", stdin=json.dumps(body).encode())
+
+
+@pytest.mark.parametrize("harness", ["claude", "codex", "gemini"])
+def test_a_prompt_gets_the_lesson_its_words_call_for_once_per_session(team_repo: TeamRepo, harness: str) -> None:
+    text = "The settings tests fail after I change SETTINGS_PATH, can you look?"
+    hook = "BeforeAgent" if harness == "gemini" else "UserPromptSubmit"
+    assert_answer(prompt(harness, team_repo.path, text), claude_shape(hook, team_repo.settings.frame()))
+    assert_answer(prompt(harness, team_repo.path, text), NO_OPINION)  # shown once in a session
+    assert [e["lesson"]["id"] for e in recorded("team.lesson.injected")] == [team_repo.settings.id]
+    assert recorded("team.lesson.injected")[0]["delivery"]["hook"] == "prompt"
+
+
+def test_a_prompt_naming_a_cited_file_gets_that_files_lesson(team_repo: TeamRepo) -> None:
+    run = prompt("claude", team_repo.path, "have a look at src/db/migrate.py before we ship")
+    assert_answer(run, claude_shape("UserPromptSubmit", team_repo.migrate.frame()))
+
+
+@pytest.mark.parametrize("text", ["say hi", "thanks!", "libquux frobnicator segmentation fault again",
+                                  "what does this repository do?"])
+def test_a_prompt_without_a_real_match_gets_nothing(team_repo: TeamRepo, text: str) -> None:
+    assert_answer(prompt("claude", team_repo.path, text), NO_OPINION)  # (the libquux lesson is unreviewed)
+    assert recorded("team.lesson.injected") == []
 
 
 # ---------------------------------------------------------------------------------- what the log holds

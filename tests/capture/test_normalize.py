@@ -41,6 +41,7 @@ EXPECTED: dict[str, tuple[str, list[str] | None, str | None, str | None, int | N
     "cursor/post-tool-shell-ok": ("post-tool", None, None, "ls src", 0),
     "cursor/stop": ("stop", None, None, None, None),
     "gemini/session-start": ("session-start", None, None, None, None),
+    "gemini/prompt": ("prompt", None, None, None, None),
     "gemini/post-tool-replace": ("post-tool", ["src/app/settings.py"], "modify", None, None),
     "gemini/post-tool-shell-failed": ("post-tool", None, None, "alembic upgrade head", 1),
     "gemini/session-end": ("session-end", None, None, None, None),
@@ -74,7 +75,11 @@ def test_recorded_payload_normalizes(name: str, tmp_path: Path) -> None:
 def test_every_adapter_names_hooks_only_for_our_events() -> None:
     for adapter in ADAPTERS.values():
         assert set(adapter.hooks) <= set(EVENTS) == set(normalize.ACTIONS)
-        assert not any(h.lower().startswith(("pre", "before")) for h in adapter.hooks.values())
+        # No hook before a tool call or a permission: there a no-opinion reply can read as pre-approval.
+        # Gemini's BeforeAgent fires at the prompt, before planning, and its reply can only add context or
+        # end the turn (gitive never says "decision"): its prompt-time recall, like UserPromptSubmit.
+        assert not any(h.lower().startswith(("pre", "before")) and h != "BeforeAgent"
+                       for h in adapter.hooks.values())
 
 
 @pytest.mark.parametrize(("path", "expected"), [

@@ -159,22 +159,23 @@ def test_messages_queue_in_order_and_arrive_together(ready: list[Machine], a_ser
     assert next_call(a, "sa") is None
 
 
-def test_item_handed_out_but_not_confirmed_comes_back_after_90_s(ready: list[Machine], a_serving: Any) -> None:
+def test_an_item_a_hook_died_holding_comes_back_at_the_next_call(ready: list[Machine], a_serving: Any) -> None:
     a, b = ready
     [message] = sent_from_b(b, "are you there?")
     a_serving.sync(only_due=False)
-    # A hook asked and died before printing it (no `delivered`): the item is in flight, hidden from others.
-    reply = live.ask(a, "pending", harness="claude", session="sa")
-    assert reply is not None and [i["id"] for i in reply["items"]] == [message]
-    assert live.inbox(a) == [(message, "a-claude", "inflight")]
-    assert next_call(a, "sa") is None
-    # 90 seconds later it is handed out again, once.
-    with live.daemon_db(a) as db:
-        db.execute("UPDATE inbox SET inflight_at = inflight_at - ?", (mailbox.INFLIGHT_MS + 1_000,))
+    # A hook claimed it and was killed before its reply was out (a harness's timeout): nothing was delivered.
+    with live.stalled_hook(a, "post-tool", live.read(a, "sa")) as hook:
+        hook.kill()
+        hook.wait()
+    assert live.inbox(a) == [(message, "a-claude", "queued")]
+    # The very next call takes it back and carries it, once: no 90 s in flight.
     assert next_call(a, "sa") == message_frame("bob/b-claude", message, "are you there?")
     state_becomes(a, message, "delivered")
     assert next_call(a, "sa") is None
     state_becomes(a, message, "read")
+    with live.on(a):
+        [back] = list(events.read(actions=("delivery.reclaimed",)))
+    assert back["delivery"]["reason"] == "hook-died"
     a_serving.sync(only_due=False)
     b.ok("sync")
     assert acks(b, message) == [("delivered", "a-claude"), ("read", "a-claude")]

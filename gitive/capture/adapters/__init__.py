@@ -19,6 +19,7 @@ channel. Caps are UTF-8 bytes of one context field.
 |         |                       | post-tool         | postToolUse        | additional_context                   | yes      |       |
 |         |                       | stop              | stop               | none (``followup_message`` is a user message) | wait |  |
 | gemini  | .gemini/settings.json | session-start     | SessionStart       | hookSpecificOutput.additionalContext | yes      | 8,000 |
+|         |                       | prompt            | BeforeAgent        | hookSpecificOutput.additionalContext | yes      |       |
 |         |                       | post-tool         | AfterTool          | hookSpecificOutput.additionalContext | yes      |       |
 |         |                       | session-end       | SessionEnd         | none                                 | wait     |       |
 

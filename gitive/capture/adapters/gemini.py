@@ -1,6 +1,9 @@
-"""Gemini CLI: ``.gemini/settings.json`` hooks (SessionStart, AfterTool, SessionEnd), Claude-like shapes.
+"""Gemini CLI: ``.gemini/settings.json`` hooks (SessionStart, BeforeAgent, AfterTool, SessionEnd), Claude-like
+shapes.
 
-AfterTool context is appended to the tool's result as ``<hook_context>``. Gemini documents no size cap for
+BeforeAgent runs after the user submits a prompt, before the agent plans: Gemini's UserPromptSubmit, where
+prompt-time recall goes (its input carries ``prompt``). AfterTool context is appended to the tool's result as
+``<hook_context>``. Gemini documents no size cap for
 ``additionalContext``: gitive keeps it under Codex's, 8,000 UTF-8 bytes.
 """
 
@@ -11,8 +14,9 @@ from typing import Any
 from gitive.capture.adapters.base import NO_OPINION, Adapter, first_str, hook_specific
 
 NAME = "gemini"
-HOOKS = {"session-start": "SessionStart", "post-tool": "AfterTool", "session-end": "SessionEnd"}
-CONTEXT = frozenset({"session-start", "post-tool"})
+HOOKS = {"session-start": "SessionStart", "prompt": "BeforeAgent", "post-tool": "AfterTool",
+         "session-end": "SessionEnd"}
+CONTEXT = frozenset({"session-start", "prompt", "post-tool"})
 CAP = 8_000
 
 
