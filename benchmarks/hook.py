@@ -321,7 +321,7 @@ def import_profile(work: Path, hook_home: Path, repeats: int = 5) -> dict[str, A
     foreign = sorted(t for t in tops if t not in sys.stdlib_module_names and t != "gitive"
                      and not t.startswith("_") and importlib.util.find_spec(t) is not None)
     return {"top": sorted(modules.items(), key=lambda kv: -kv[1])[:15], "total_us": sum(modules.values()),
-            "hook_cumulative_us": statistics.median(cumulative.get("gitive.capture.hook", [0])),
+            "hook_cumulative_us": statistics.median(cumulative.get("gitive.hook", [0])),
             "gitive": sorted(n for n in modules if n.startswith("gitive")), "foreign": foreign,
             "count": len(modules)}
 
@@ -368,7 +368,7 @@ def report(meta: dict[str, Any], target: Path, figures: dict[str, Any], profile:
         ok = ok and carried
     if profile:
         print(f"imports   {profile['count']} modules, {profile['total_us'] / 1000:.1f} ms self time in all; "
-              f"gitive.capture.hook cumulative {profile['hook_cumulative_us'] / 1000:.1f} ms (median of 5 runs "
+              f"gitive.hook cumulative {profile['hook_cumulative_us'] / 1000:.1f} ms (median of 5 runs "
               "of the real hook under -X importtime, which inflates it)")
         print("          top self time:")
         for name, us in profile["top"]:

@@ -5,7 +5,7 @@
 
 At UserPromptSubmit (and each harness's equivalent) gitive ranks lessons against the prompt's words and the
 file names in it with the recall ``gitive lessons search`` uses, and injects the best one or two not yet
-shown, only on a real match (``gitive/capture/prompt_recall.py``; the daemon runs it when a hook tells it a
+shown, only on a real match (``gitive/lessons/prompt_recall.py``; the daemon runs it when a hook tells it a
 prompt arrived, a hook without a daemon runs it itself). This runs that same function over every question of
 ``benchmarks/data/recall_hard.yaml`` as the prompt, in the question's own project, in a new session (nothing
 shown yet), on the hive ``benchmarks/recall.py`` builds (cached), and counts, per split (dev: weights were
@@ -46,7 +46,7 @@ def _prompt(q: dict[str, Any], with_files: bool) -> str:
 
 def evaluate(conn: Any, data: dict[str, Any], ids: dict[str, str], with_files: bool
              ) -> dict[str, dict[str, Any]]:
-    from gitive.capture import prompt_recall
+    from gitive.lessons import prompt_recall
     from gitive.lessons.recall import search
 
     pids = rb.project_ids(data)
@@ -83,7 +83,7 @@ def report(title: str, found: dict[str, dict[str, Any]], misses: bool) -> None:
 
 
 def chatter(conn: Any, data: dict[str, Any]) -> None:
-    from gitive.capture import prompt_recall
+    from gitive.lessons import prompt_recall
 
     pids = rb.project_ids(data)
     hit = [(p, name) for p in CHATTER for name, pid in pids.items() if prompt_recall.best(conn, p, pid, set())]

@@ -169,7 +169,7 @@ def session_address(machine: Machine, session: str, harness: str = "claude") -> 
 
 def hook(machine: Machine, kind: str, payload: dict[str, Any], harness: str = "claude") -> str:
     """Run ``gitive-hook <harness> <kind>`` in-process as ``machine``; return what it would print."""
-    from gitive.capture import hook as hook_module
+    from gitive import hook as hook_module
 
     with on(machine):
         return hook_module.run([harness, kind], io.StringIO(json.dumps(payload)))

@@ -25,7 +25,7 @@ def prepare(harness: str, session: str, hook: str, cwd: str | None, prompt: str 
         project = locate.project_id(found)
         shown = sessions.shown(harness, session)
         if prompt:
-            from gitive.capture import prompt_recall
+            from gitive.lessons import prompt_recall
 
             picks = prompt_recall.best(conn, prompt, project, shown, found.toplevel)
         elif error:

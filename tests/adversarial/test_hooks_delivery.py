@@ -5,7 +5,7 @@ acknowledged.
 
 The daemon is the real one (its socket server and :class:`~gitive.daemon.service.Service` in a thread, over
 its own database); messages are put in its inbox as screening leaves them and handed to the session's spool
-as after a sync, so the property runs fast; the hook is the real :func:`gitive.capture.hook.run`, fed each
+as after a sync, so the property runs fast; the hook is the real :func:`gitive.hook.run`, fed each
 harness's recorded payloads.
 """
 

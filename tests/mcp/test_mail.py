@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gitive.capture import hook
+from gitive import hook
 from gitive.daemon.service import Service
 from gitive.errors import GitiveError
 from gitive.index.refresh import fresh_index

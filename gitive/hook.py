@@ -1,5 +1,8 @@
 """``gitive-hook <harness> <event>``: record the event, then answer with what this session should see.
 
+The entry point stands on the top floor, beside the CLI: it drives capture's adapters, event log and spool,
+and (without a daemon) recall's prompt ranking, which ``capture`` itself may not import.
+
 The hot path imports only the standard library (pygit2, Typer and mcp would cost 85 to 660 ms). Whatever goes
 wrong (a bad payload, no index, a slow or stopped daemon, a lock someone holds), the answer is the harness's
 no-opinion reply and exit 0, within one deadline (:mod:`gitive.capture.deadline`, counted from when this code
@@ -93,7 +96,7 @@ def _computed(kind: str, event: dict[str, Any], payload: dict[str, Any], found: 
                        if c["id"] not in shown][:prepared.CARD_LESSONS]
             return lessons, prepared.owed_block(conn, files)
         if kind == "prompt":
-            from gitive.capture import prompt_recall
+            from gitive.lessons import prompt_recall
 
             text = str((event.get("prompt") or {}).get("text") or "")
             return prompt_recall.best(conn, text, project, shown, found.toplevel), ""
