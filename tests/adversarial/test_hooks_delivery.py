@@ -30,7 +30,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gitive.capture import daemon_client, framing, hook, spool
+from gitive import hook
+from gitive.capture import daemon_client, framing, spool
 from gitive.capture.adapters import ADAPTERS
 from tests.capture.support import FIXTURES
 

@@ -86,7 +86,7 @@ def _reference(conn: sqlite3.Connection) -> list[dict]:
     ids = [r[0] for r in conn.execute(
         "SELECT l.id FROM visible_lessons l JOIN members m ON m.machine = l.author ORDER BY l.at DESC, l.id DESC")]
     found = [catalog.get(conn, i) for i in ids]
-    return [{k: v for k, v in f.items() if k not in ("reviews", "original_text", "retraction")}
+    return [{k: v for k, v in f.items() if k not in ("reviews", "original_text", "retraction", "symptoms", "files")}
             for f in found]
 
 
