@@ -94,7 +94,8 @@ def _npm_install(pin: Pin, root: Path) -> None:
         done = subprocess.run([npm, "install", "--no-save", "--no-audit", "--no-fund", "--loglevel=error",
                                f"{pin.package}@{pin.version}"], cwd=work, capture_output=True, text=True,
                               timeout=900, stdin=subprocess.DEVNULL)
-        if done.returncode != 0 or not binary(pin, root).parent.exists():
+        # The binary is looked for where npm put it: the folder is renamed into place only after this check.
+        if done.returncode != 0 or not (work / "node_modules" / ".bin" / pin.binary).exists():
             raise Missing(f"npm install {pin.package}@{pin.version} failed: {done.stderr.strip()[-2000:]}")
         if not (root / pin.folder).exists():
             os.replace(work, root / pin.folder)
