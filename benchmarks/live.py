@@ -80,6 +80,12 @@ class Machine:
     def gitive(self, *args: str, cwd: Path) -> str:
         return c.run([GITIVE, *args], cwd=cwd, env=self.env)
 
+    def deciding(self, *args: str, cwd: Path) -> str:
+        """A command that asks for the person's passphrase (init, invite, join): given on stdin, as a script does,
+        so the benchmark runs without a terminal."""
+        return c.run([GITIVE, *args, "--passphrase-stdin"], cwd=cwd, env=self.env,
+                     input=(c.BENCH_PASSPHRASE + "\n").encode())
+
     def hook(self, kind: str, payload: dict[str, Any]) -> tuple[float, str]:
         start = time.perf_counter()
         proc = subprocess.run([HOOK, "claude", kind], input=json.dumps(payload).encode(), capture_output=True,
@@ -119,16 +125,16 @@ def setup(base: Path, url: Callable[[Path], str]) -> tuple[Machine, Machine, lis
         remote = base / "served" / f"remote{n}.git"
         c.git("init", "--quiet", "--bare", "--initial-branch=main", remote)
         repo = clone_of(url(remote), base / f"r{n}")
-        a.gitive("init", "--person", "alice", "--machine", "a", cwd=repo)
+        a.deciding("init", "--person", "alice", "--machine", "a", cwd=repo)
         a.gitive("sync", cwd=repo)
         repos.append(repo)
     # One agent writes to one session again and again here: lift the loop guard (8 in a row) and the rate limit
     # (30 in 10 minutes) so the figures are transport, not trust (the tests cover both limits).
     (a.home / "config.yaml").write_text("rate_limit: {messages: 100000}\nloop_guard: {max_consecutive: 100000}\n")
-    code = a.gitive("invite", cwd=repos[0]).strip()
+    code = a.deciding("invite", cwd=repos[0]).strip()
     b_clone = base / "b0"
     c.git("clone", "--quiet", url(base / "served" / "remote0.git"), b_clone)
-    b.gitive("join", code, "--person", "bob", "--machine", "b", cwd=b_clone)
+    b.deciding("join", code, "--person", "bob", "--machine", "b", cwd=b_clone)
     a.gitive("sync", cwd=repos[0])
     return a, b, repos, b_clone
 
