@@ -99,7 +99,7 @@ def _computed(kind: str, event: dict[str, Any], payload: dict[str, Any], found: 
             from gitive.lessons import prompt_recall
 
             text = str((event.get("prompt") or {}).get("text") or "")
-            return prompt_recall.best(conn, text, project, shown, found.toplevel), ""
+            return prompt_recall.best(conn, text, project, shown, found.toplevel, dense=False), ""
         files, error = _tool_match(event)
         return (prepared.for_files(conn, files, error, project, shown) if files or error else []), ""
     except sqlite3.Error as exc:

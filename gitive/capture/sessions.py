@@ -27,7 +27,12 @@ if TYPE_CHECKING:
     from gitive.capture.deadline import Deadline
 
 _POLL_S = 0.002
-LOCK_WAIT_S = 0.25  # a healthy holder keeps the lock for milliseconds; past this it is stopped or stuck
+# A healthy holder keeps the lock for milliseconds; one that kept it this long after gitive's code started is
+# stopped or stuck. Counted from gitive's start, not from the first try: what the call did before (its event,
+# finding the repository) and has left to do (the reply) must fit beside the wait. Counted from the first try
+# (250 ms), a call held up by a frozen holder took 300-330 ms on a quiet CI machine.
+LOCK_GIVE_UP_S = 0.2
+LOCK_MIN_WAIT_S = 0.02  # however late the call got here, a holder finishing its write still gets this long
 
 
 def _path(harness: str, session: str) -> Path:
@@ -36,12 +41,14 @@ def _path(harness: str, session: str) -> Path:
 
 
 def _lock(fd: int, deadline: Deadline | None) -> bool:
-    """Take the lock, waiting at most until ``deadline`` and at most ``LOCK_WAIT_S`` (None: as long as it
-    takes)."""
+    """Take the lock, waiting at most until ``deadline`` and until ``LOCK_GIVE_UP_S`` after gitive's code
+    started (but ``LOCK_MIN_WAIT_S`` at least); None: as long as it takes."""
     if deadline is None:
         fcntl.flock(fd, fcntl.LOCK_EX)
         return True
-    give_up = time.monotonic() + LOCK_WAIT_S
+    from gitive.capture.deadline import STARTED
+
+    give_up = max(STARTED + LOCK_GIVE_UP_S, time.monotonic() + LOCK_MIN_WAIT_S)
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -252,6 +252,11 @@ def _print_status(found: dict[str, Any]) -> None:
     daemon = found["daemon"]
     console.print("daemon      " + ("running" if daemon["running"] else "not running")
                   + (f" ({daemon['problem']})" if daemon["problem"] else ""))
+    for name, test in (found.get("self_test") or {}).items():
+        verdict = "[green]carried the card[/]" if test["carried"] else "[red]carried no card[/]"
+        took = f" in {test['ms']} ms" if test["ms"] is not None else ""
+        console.print(f"self-test   {name} SessionStart hook {verdict}{took}"
+                      + (f" ({test['problem']})" if test["problem"] else ""))
     from gitive.capture.deliveries import lines as delivery_lines
 
     for n, line in enumerate(delivery_lines(found["deliveries"])):

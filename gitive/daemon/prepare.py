@@ -135,6 +135,7 @@ def _write_repo(conn: sqlite3.Connection, found: locate.Located) -> None:
     signature = _signature(conn)
     if _signatures.get(str(found.toplevel)) == signature and (folder / "files" / "meta.json").exists():
         return
+    _warm_recall(found)  # before meta.json: once the file matches are complete, so is prompt-time recall
     table, complete = prepared.file_table(conn, project)
     buckets: dict[str, dict[str, Any]] = {f"{b:02x}": {} for b in range(spool.BUCKETS)}
     for path, hits in table.items():
@@ -143,6 +144,24 @@ def _write_repo(conn: sqlite3.Connection, found: locate.Located) -> None:
         spool.write_json(folder / "files" / f"{bucket}.json", paths)
     spool.write_json(folder / "files" / "meta.json", {"complete": complete, "made": now_ms(), "files": len(table)})
     _signatures[str(found.toplevel)] = signature
+
+
+def _warm_recall(found: locate.Located) -> None:
+    """Load the dense recall model and store the vectors of lessons added since the last time, so that
+    ranking a prompt (op ``prepare``) is one matrix product. Loaded lazily by the first prompt instead, the
+    model took 1.6 s of wall time on a loaded machine, and the hook waiting for the ranking gave up at 1 s."""
+    from gitive.index import db as index_db
+    from gitive.lessons import semantic
+
+    backend = semantic.for_repo(None)  # the backend prompt_recall.best uses (no repository config read)
+    if backend is None or backend.model() is None:
+        return
+    try:
+        with index_db.connect(locate.index_path(found)) as conn:
+            semantic.update(conn, backend, backend.key)
+            backend.rankings(conn, ["warm"], 1)  # the matrix read into memory, numpy's product paths loaded
+    except sqlite3.Error:
+        return  # the index is busy: the ranking embeds what is missing, as search does
 
 
 def _signature(conn: sqlite3.Connection) -> str:

@@ -20,7 +20,10 @@ HOOKS = ".codex/hooks.json"
 CONFIG = ".codex/config.toml"
 MATCHERS = {"SessionStart": "startup|resume|clear|compact", "PostToolUse": "*"}
 ENTRIES = base.claude_style_entries(NAME, MATCHERS, base.HOOK_TIMEOUT_S)
-TABLE = '[mcp_servers.gitive]\ncommand = "gitive"\nargs = ["mcp"]\n'
+# ``codex exec`` does not wait for an MCP server unless it is required; an interactive session waits up to
+# ``startup_timeout_sec`` (``gitive mcp`` answers in well under a second, but a loaded machine may be slow).
+TABLE = ('[mcp_servers.gitive]\ncommand = "gitive"\nargs = ["mcp"]\nstartup_timeout_sec = 20\n'
+         "# For `codex exec` to wait for gitive's tools, add: required = true\n")
 # Codex runs hooks it does not manage only once the user has reviewed and trusted them, per hash of the
 # entry, and reads a project's .codex/ only in a trusted project (ECOSYSTEM-NOTES).
 TRUST_STEP = ("Codex runs these hooks only after you trust them: start Codex in this repository, trust the "

@@ -14,7 +14,7 @@ from gitive.capture import deliveries
 from gitive.capture.githooks import FAILURE_LOG
 from gitive.core.home import gitive_home
 from gitive.errors import GitiveError
-from gitive.install import codex, git_hooks
+from gitive.install import codex, gemini, git_hooks, selftest
 from gitive.install import state as st
 from gitive.install.installer import HARNESSES
 from gitive.install.repo import Location, locate
@@ -46,6 +46,8 @@ def status(path: Path | str | None = None) -> dict[str, Any]:
         "remotes": _remotes(loc),
         "daemon": _daemon(),
         "deliveries": deliveries.summary(),  # the hot path's own record (gitive/capture/deliveries.py)
+        "self_test": {name: found for name in HARNESSES if name in selftest.HARNESSES
+                      and (found := selftest.run(loc.toplevel, name)) is not None},
     }
 
 
@@ -65,7 +67,12 @@ def _harness(loc: Location, name: str, recorded: dict[str, Any], commands: dict[
 
 
 def _warning(loc: Location, name: str, part: str) -> str | None:
-    """What may still stop an installed part from running that gitive cannot fix (Codex's trust)."""
+    """What may still stop an installed part from running that gitive cannot fix (Codex's review of its
+    hooks, Gemini's trusted folder); None when nothing does, as far as gitive can check."""
+    if name == "gemini" and part == "hooks":
+        trusted = gemini.folder_trusted(loc.toplevel)
+        return None if trusted else gemini.TRUST_STEP + (
+            " (this folder is not in Gemini's trustedFolders.json yet)" if trusted is False else "")
     if name != "codex" or part != "hooks":
         return None
     trusted = codex.project_trusted(loc.toplevel)

@@ -3,7 +3,9 @@ uses (``gitive.lessons.recall.search``), against the prompt's words and the file
 
 The daemon runs this when a hook tells it a prompt arrived (op ``prepare``) and leaves the picks in the
 session's spool; a hook runs it itself only when no daemon is there (it then imports the recall module, the
-one place a hook loads more than the standard library: ``blake3``, a compiled module of about a millisecond).
+one place a hook loads more than the standard library: ``blake3``, a compiled module of about a millisecond;
+the hook's ranking is lexical, since loading the dense model would spend its budget, while the daemon fuses the
+dense backend as ``gitive lessons search`` does, with the model loaded and the vectors stored in advance).
 Only a real match is injected: a lesson citing a file the prompt names, or one matching at least two of the
 prompt's words, one of them rare among the lessons; the second lesson only when it scores close to the first.
 The index is opened read-only with temp tables allowed, so recall reads word frequencies as ``gitive lessons
@@ -78,15 +80,19 @@ def frame(result: dict[str, Any]) -> str:
 
 
 def best(conn: sqlite3.Connection, prompt: str, project: str | None, shown: set[str],
-         toplevel: str | Path | None = None, limit: int = PROMPT_LESSONS) -> list[dict[str, Any]]:
+         toplevel: str | Path | None = None, limit: int = PROMPT_LESSONS, dense: bool = True
+         ) -> list[dict[str, Any]]:
     """The verified lessons to inject for ``prompt`` (none already ``shown``), best first: ``{"id", "frame",
-    "score"}`` each."""
+    "score"}`` each. ``dense``: fuse the configured dense backend as ``gitive lessons search`` does (the
+    daemon, which keeps the model loaded); False: lexical only (a hook ranking without a daemon, where loading
+    the model would cost about 0.45 s of CPU and 1.6 s of wall time on a loaded machine: the whole budget)."""
     from gitive.lessons import recall
 
     files = files_in(prompt, toplevel)
     if not recall.tokens(prompt) and not files:
         return []
-    results = recall.search(conn, prompt, files=files, project=project, limit=limit + len(shown) + 4)
+    results = recall.search(conn, prompt, files=files, project=project, limit=limit + len(shown) + 4,
+                            semantic=recall.AUTO if dense else None)
     picks: list[dict[str, Any]] = []
     for result in results:
         if result["id"] in shown or not result.get("verified"):

@@ -246,8 +246,10 @@ def _openai_item(step: Call | Text, call_id: str) -> dict[str, Any]:
     if isinstance(step.args, str):  # a freeform (custom) tool such as apply_patch
         return {"type": "custom_tool_call", "id": f"ctc_{call_id}", "status": "completed", "call_id": call_id,
                 "name": step.name, "input": step.args}
-    return {"type": "function_call", "id": f"fc_{call_id}", "status": "completed", "call_id": call_id,
-            "name": step.name, "arguments": json.dumps(step.args)}
+    namespace, _, name = step.name.rpartition(".")  # "mcp__gitive.search_memory": a tool in a namespace
+    item = {"type": "function_call", "id": f"fc_{call_id}", "status": "completed", "call_id": call_id,
+            "name": name, "arguments": json.dumps(step.args)}
+    return {**item, "namespace": namespace} if namespace else item
 
 
 def _openai_reply(body: dict[str, Any], step: Call | Text, call_id: str) -> Reply:

@@ -17,7 +17,9 @@ from testing.harness.server import ModelServer
 from testing.harness.team import Team, install
 from testing.load import cpu_load
 
-PROMPT = "Tidy the header comment of src/app/settings.py."
+# The prompt does not name the file: prompt-time recall would bring its lesson with the prompt (request 0),
+# and this session checks the lesson an *edit* brings (the prompt's own lesson is the next test's).
+PROMPT = "Tidy the header comment of the settings module."
 FINAL = "Done: the header comment is tidy."
 SEARCH = "why do the integration tests flake around net/retry.py"
 

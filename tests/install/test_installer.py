@@ -72,7 +72,7 @@ def test_install_writes_every_adapter_event_and_the_mcp_server(git_repo: Path) -
     codex = read_json(git_repo / ".codex/hooks.json")
     assert set(codex["hooks"]) == set(ADAPTERS["codex"].hooks.values())
     config = tomllib.loads((git_repo / ".codex/config.toml").read_text())
-    assert config == {"mcp_servers": {"gitive": {"command": "gitive", "args": ["mcp"]}}}
+    assert config == {"mcp_servers": {"gitive": {"command": "gitive", "args": ["mcp"], "startup_timeout_sec": 20}}}
     cursor = read_json(git_repo / ".cursor/hooks.json")
     assert cursor["version"] == 1
     assert cursor["hooks"] == {hook: [{"command": f"gitive-hook cursor {event}"}]
