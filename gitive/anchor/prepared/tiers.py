@@ -29,15 +29,39 @@ if TYPE_CHECKING:
     from gitive.store.types import Repo
 
 FREE_PREFIX = "refs/heads/hive/"
-# Outside, whatever is approved: CI configuration, repository settings, code owners.
-OUTSIDE_PATHS = (
-    ".github/workflows/**", ".github/actions/**", ".github/settings.yml", ".github/CODEOWNERS", "CODEOWNERS",
-    "docs/CODEOWNERS", ".gitlab-ci.yml", ".gitlab/**", ".circleci/**", ".travis.yml", "Jenkinsfile",
-    "azure-pipelines.yml", ".azure-pipelines/**", ".buildkite/**", "bitbucket-pipelines.yml", ".drone.yml",
-    ".woodpecker.yml", ".woodpecker/**", "appveyor.yml", ".appveyor.yml", "cloudbuild.yaml",
-    ".pre-commit-config.yaml",
-)
-
+# Outside, whatever is approved: every common forge's and CI system's configuration, dependency bots, repository
+# settings, code owners. Grouped by system so a test can name each one; `prepared.outside` adds a team's own.
+OUTSIDE_BY_SYSTEM: dict[str, tuple[str, ...]] = {
+    "github": (".github/workflows/**", ".github/actions/**", "action.yml", "action.yaml", ".github/settings.yml",
+               ".github/CODEOWNERS", ".github/dependabot.yml", ".github/dependabot.yaml"),
+    "gitlab": (".gitlab-ci.yml", ".gitlab-ci.yaml", "**/*.gitlab-ci.yml", "**/*.gitlab-ci.yaml", ".gitlab/**"),
+    "forgejo": (".forgejo/**",),
+    "gitea": (".gitea/**",),
+    "circleci": (".circleci/**",),
+    "travis": (".travis.yml", ".travis.yaml", ".travis/**"),
+    "azure": ("azure-pipelines.yml", "azure-pipelines.yaml", ".azure-pipelines/**", ".azuredevops/**",
+              ".azure-pipelines.yml"),
+    "bitbucket": ("bitbucket-pipelines.yml", "bitbucket-pipelines.yaml"),
+    "buildkite": (".buildkite/**", "buildkite.yml", "buildkite.yaml", ".buildkite.yml", ".buildkite.yaml"),
+    "cirrus": (".cirrus.yml", ".cirrus.yaml", ".cirrus.star"),
+    "semaphore": (".semaphore/**",),
+    "appveyor": ("appveyor.yml", ".appveyor.yml", "appveyor.yaml", ".appveyor.yaml"),
+    "drone": (".drone.yml", ".drone.yaml", ".drone.jsonnet", ".drone.star"),
+    "woodpecker": (".woodpecker.yml", ".woodpecker.yaml", ".woodpecker/**"),
+    "jenkins": ("Jenkinsfile", "Jenkinsfile.*", "**/Jenkinsfile", "**/*.Jenkinsfile", ".jenkins/**", "jenkins/**"),
+    "tekton": (".tekton/**",),
+    "teamcity": (".teamcity/**",),
+    "zuul": (".zuul.yaml", ".zuul.yml", "zuul.yaml", "zuul.yml", ".zuul.d/**", "zuul.d/**"),
+    "google-cloud-build": ("cloudbuild.yaml", "cloudbuild.yml", "cloudbuild.json"),
+    "dependabot": (".github/dependabot.yml", ".github/dependabot.yaml"),
+    "renovate": ("renovate.json", "renovate.json5", ".renovaterc", ".renovaterc.json", ".renovaterc.json5",
+                 ".github/renovate.json", ".github/renovate.json5", ".gitlab/renovate.json",
+                 ".gitlab/renovate.json5", ".gitea/renovate.json", ".forgejo/renovate.json"),
+    "pre-commit": (".pre-commit-config.yaml", ".pre-commit-config.yml"),
+    "code-owners": ("CODEOWNERS", "docs/CODEOWNERS", ".github/CODEOWNERS", ".gitlab/CODEOWNERS",
+                    ".gitea/CODEOWNERS", ".forgejo/CODEOWNERS"),
+}
+OUTSIDE_PATHS = tuple(dict.fromkeys(g for globs in OUTSIDE_BY_SYSTEM.values() for g in globs))
 
 class TierRefused(GitiveError):
     """An action its tier does not allow; nothing was done."""
