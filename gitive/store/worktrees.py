@@ -94,9 +94,12 @@ def checkout_tree(repo: pygit2.Repository, path: Path, tree: str, parents: list[
 
 
 def push(repo: pygit2.Repository, remote: str, commit: str, ref: str, *, force: bool = False,
-         lease: str | None = None, timeout: float = 300) -> Pushed:
-    """``git push remote commit:ref`` (fast-forward only unless ``force``; ``lease`` is the tip it replaces)."""
-    args = ["push", "--porcelain", "--no-verify"]
+         lease: str | None = None, timeout: float = 300, signing: list[str] | None = None) -> Pushed:
+    """``git push remote commit:ref`` (fast-forward only unless ``force``; ``lease`` is the tip it replaces);
+    ``signing`` (``pushcert.signing_config``) signs a push certificate when the remote asks for one."""
+    args = [*(signing or []), "push", "--porcelain", "--no-verify"]
+    if signing:
+        args.append("--signed=if-asked")
     if lease is not None:
         args.append(f"--force-with-lease={ref}:{lease}")
     elif force:

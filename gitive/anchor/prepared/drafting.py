@@ -228,6 +228,6 @@ def _draft(job: Job, repo: Repo, tree: str, out: Outcome) -> None:
     if found:
         raise tiers.TierRefused(f"the change touches {', '.join(found[:5])}: CI, settings and code owners are "
                                 "Outside, so the anchor prepares no draft of it")
-    tiers.push_draft(repo, job.remote, head, f"refs/heads/{job.branch}", job.replaces)
+    tiers.push_draft(repo, job.remote, head, f"refs/heads/{job.branch}", job.replaces, key=job.signer.key)
     out.state, out.head = "drafted", head
     out.diff_hash, out.stat = diffs.diff_hash(repo, job.base, head), stat.as_dict()

@@ -20,12 +20,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gitive.errors import GitiveError
-from gitive.store import diffs, worktrees
+from gitive.store import diffs, pushcert, worktrees
 
 if TYPE_CHECKING:
+    from nacl.signing import SigningKey
+
     from gitive.store.types import Repo
 
 FREE_PREFIX = "refs/heads/hive/"
@@ -118,7 +120,20 @@ def check_free_push(ref: str) -> None:
         raise TierRefused(f"the anchor pushes only refs/heads/hive/<task> (Free tier); {ref} is refused")
 
 
-def push_draft(repo: Repo, remote: str, commit: str, ref: str, replaces: str | None) -> None:
+def _signed_push(repo: Repo, remote: str, commit: str, ref: str, key: SigningKey | None,
+                 **how: Any) -> worktrees.Pushed:
+    """A push with a certificate signed by the anchor's ``key`` when the remote asks (its guard's anchor option
+    knows the anchor by that signature, never by a commit's author)."""
+    if key is None:
+        return worktrees.push(repo, remote, commit, ref, **how)
+    from gitive.core.home import gitive_home
+
+    with pushcert.signing_config(key, gitive_home() / "tmp") as signing:
+        return worktrees.push(repo, remote, commit, ref, signing=signing, **how)
+
+
+def push_draft(repo: Repo, remote: str, commit: str, ref: str, replaces: str | None,
+               key: SigningKey | None = None) -> None:
     """Push a draft to ``refs/heads/hive/<task>``; ``replaces`` is the tip it overwrites (a lease), if any.
 
     Raises:
@@ -126,8 +141,8 @@ def push_draft(repo: Repo, remote: str, commit: str, ref: str, replaces: str | N
         GitiveError: the remote refused it.
     """
     check_free_push(ref)
-    pushed = worktrees.push(repo, remote, commit, ref, lease=replaces if replaces else None,
-                            force=replaces is not None)
+    pushed = _signed_push(repo, remote, commit, ref, key, lease=replaces if replaces else None,
+                          force=replaces is not None)
     if not pushed.ok:
         raise GitiveError(f"pushing {ref} was refused: {pushed.detail}")
 
@@ -156,7 +171,7 @@ def check_approved(repo: Repo, auth: Authorization | None, base: str, head: str,
 
 
 def land(repo: Repo, remote: str, auth: Authorization | None, base: str, head: str, target: str,
-         protected: Iterable[str], extra_outside: Iterable[str] = ()) -> None:
+         protected: Iterable[str], extra_outside: Iterable[str] = (), key: SigningKey | None = None) -> None:
     """Approved tier: fast-forward ``target`` on ``remote`` from ``base`` to ``head`` (refused if it moved).
 
     Raises:
@@ -166,7 +181,7 @@ def land(repo: Repo, remote: str, auth: Authorization | None, base: str, head: s
     check_approved(repo, auth, base, head, target, protected, extra_outside)
     if not worktrees.contains(repo, head, base):
         raise TierRefused("a landing is a fast-forward only, and this change does not descend from its base")
-    pushed = worktrees.push(repo, remote, head, f"refs/heads/{target}", lease=base)
+    pushed = _signed_push(repo, remote, head, f"refs/heads/{target}", key, lease=base)
     if not pushed.ok:
         raise GitiveError(f"landing on {target} was refused: {pushed.detail}")
 

@@ -288,7 +288,8 @@ def _act(ctx: Context, task: dict[str, Any], draft: dict[str, Any], auth: tiers.
                                 Path(repo.workdir or repo.path), extra_outside=ctx.settings.outside)
             state, note = "proposed", out
         else:
-            tiers.land(repo, ctx.remote, auth, base, head, target, ctx.settings.protected, ctx.settings.outside)
+            tiers.land(repo, ctx.remote, auth, base, head, target, ctx.settings.protected, ctx.settings.outside,
+                       key=ctx.anchor.hive.key)
             state, note = "landed", f"landed on {target}"
     except tiers.TierRefused as exc:
         _refuse(ctx, task, draft, str(exc))
