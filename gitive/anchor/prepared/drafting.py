@@ -77,6 +77,7 @@ class Job:
     replaces: str | None = None  # the branch's tip on the remote now, if any (pushed with a lease on it)
     apply: str | None = None  # a rebase: this commit's change (the old draft) onto the new base, no worker run
     messages: list[str] = field(default_factory=list)  # what teammates sent to anchor/<task>, for the worker
+    outside: tuple[str, ...] = ()  # the team's own Outside globs (admin records and ``prepared.outside``)
 
 
 def _failing(output: str) -> list[str]:
@@ -224,7 +225,7 @@ def _draft(job: Job, repo: Repo, tree: str, out: Outcome) -> None:
         text += f"Tests: {tests['command']} (before: exit {tests['before']}, after: exit {tests['after']})\n"
     head = drafts.make(repo, job.signer, tree, [job.base], text, int(time.time() * 1000))
     stat = diffs.stat(repo, job.base, head)
-    found = tiers.outside(stat.paths, job.settings.outside)
+    found = tiers.outside(stat.paths, (*job.settings.outside, *job.outside))
     if found:
         raise tiers.TierRefused(f"the change touches {', '.join(found[:5])}: CI, settings and code owners are "
                                 "Outside, so the anchor prepares no draft of it")

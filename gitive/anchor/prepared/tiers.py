@@ -65,6 +65,11 @@ OUTSIDE_BY_SYSTEM: dict[str, tuple[str, ...]] = {
 }
 OUTSIDE_PATHS = tuple(dict.fromkeys(g for globs in OUTSIDE_BY_SYSTEM.values() for g in globs))
 
+
+def outside_samples() -> tuple[str, ...]:
+    """One concrete path per Outside glob (``**`` and ``*`` filled in): what a perimeter must not reach."""
+    return tuple(g.replace("**/", "").replace("**", "x/y.yml").replace("*", "x") for g in OUTSIDE_PATHS)
+
 class TierRefused(GitiveError):
     """An action its tier does not allow; nothing was done."""
 
