@@ -67,8 +67,13 @@ OUTSIDE_PATHS = tuple(dict.fromkeys(g for globs in OUTSIDE_BY_SYSTEM.values() fo
 
 
 def outside_samples() -> tuple[str, ...]:
-    """One concrete path per Outside glob (``**`` and ``*`` filled in): what a perimeter must not reach."""
-    return tuple(g.replace("**/", "").replace("**", "x/y.yml").replace("*", "x") for g in OUTSIDE_PATHS)
+    """Concrete paths for every Outside glob (``**`` filled in one folder deep and two, ``*`` with a name): what
+    a standing approval's perimeter must not reach."""
+    out: dict[str, None] = {}
+    for glob in OUTSIDE_PATHS:
+        for deep in ("x.yml", "x/y.yml"):
+            out[glob.replace("**/", "").replace("**", deep).replace("*", "x")] = None
+    return tuple(out)
 
 class TierRefused(GitiveError):
     """An action its tier does not allow; nothing was done."""
