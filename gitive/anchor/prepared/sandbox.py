@@ -20,8 +20,10 @@ from typing into the anchor's terminal. Without ``bwrap`` nothing runs: the run 
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
+import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +55,24 @@ class Mounts:
 def available() -> str | None:
     """The ``bwrap`` binary, or None."""
     return shutil.which("bwrap")
+
+
+@functools.lru_cache(maxsize=4)
+def _works(bwrap: str) -> str | None:
+    """Why ``bwrap`` cannot make a sandbox here (no user namespaces, a policy that forbids them), or None.
+    Asked once per binary and process: a ``true`` in the same namespaces every run gets."""
+    probe = [bwrap, "--unshare-all", "--die-with-parent", "--uid", INSIDE_UID, "--gid", INSIDE_UID, *_system(),
+             "--proc", "/proc", "--dev", "/dev", "--", "true"]
+    try:
+        done = subprocess.run(probe, capture_output=True, text=True, timeout=30, env={}, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap does not start: {exc}"
+    if done.returncode == 0:
+        return None
+    said = " ".join(done.stderr.split())[:200] or f"exit {done.returncode}"
+    return (f"bwrap cannot make a sandbox on this machine ({said}): the anchor runs no worker without one; "
+            "allow user namespaces (for example sysctl kernel.unprivileged_userns_clone=1, or an AppArmor "
+            "profile that lets bwrap create them)")
 
 
 def _system() -> list[str]:
@@ -92,11 +112,14 @@ def command(policy: Policy, mounts: Mounts, cwd: Path, words: Iterable[str]) -> 
     """The ``bwrap`` command line that runs ``words`` in ``cwd`` under ``policy``.
 
     Raises:
-        FileNotFoundError: ``bwrap`` is not installed (the message says how to install it).
+        FileNotFoundError: ``bwrap`` is not installed, or cannot make a sandbox here (the message says what to do).
     """
     bwrap = available()
     if bwrap is None:
         raise FileNotFoundError(MISSING)
+    broken = _works(bwrap)
+    if broken:
+        raise FileNotFoundError(broken)
     share = ["--share-net"] if policy.network == "host" else []
     return [bwrap, "--unshare-all", *share, "--die-with-parent", "--new-session",
             "--uid", INSIDE_UID, "--gid", INSIDE_UID, "--cap-drop", "ALL",
