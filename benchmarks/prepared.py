@@ -18,7 +18,9 @@ Figures (each against a baseline measured in the same run, with its target):
 2. **speculative merges per minute** for ``--branches`` pushed branches that all touch one common file (every
    pair shares it, so n(n-1)/2 pairs merge cleanly and are tested): one pass of
    :func:`gitive.anchor.prepared.speculative.step` with an empty cache, against the bare cost of the same ``git
-   merge-tree`` calls and test runs; reported as merges per minute and as the ratio to the bare cost.
+   merge-tree`` calls and test runs; reported as merges per minute and as the ratio to the bare cost;
+3. **the sandbox's cost**: one short command through bubblewrap (as every worker and test run goes) against the
+   same command started directly (the baselines above run unsandboxed, so 1 and 2 include it).
 """
 
 from __future__ import annotations
@@ -79,14 +81,15 @@ def _build(base: Path, tests: int) -> Any:
 
 def _config(team: Any) -> Any:
     from gitive.anchor.base.configuration import Config
+    from gitive.anchor.prepared.sandbox import Policy
     from gitive.anchor.prepared.settings import Merges, Prepared
     from gitive.anchor.prepared.workers import Worker
-    from testing.prepared import WORKER
+    from testing.prepared import READ, WORKER
 
     prefix = " ".join(_test_command().split()[:3])
-    return Config(workers={"fix": Worker("fix", (sys.executable, str(WORKER)), (), 600)},
+    return Config(workers={"fix": Worker("fix", (sys.executable, str(WORKER)), (), 600, Policy(READ))},
                   prepared=Prepared(worker="fix", test_commands=(prefix, "python3 check.py"),
-                                    merges=Merges(test="python3 check.py", every=1)))
+                                    merges=Merges(test="python3 check.py", every=1), read=READ))
 
 
 def _bare(team: Any, base_commit: str, brief: str, work: Path) -> float:
@@ -197,6 +200,26 @@ def merges_per_minute(team: Any, n: int, work: Path) -> None:
           f"{seconds / bare:.2f}x the bare cost")
 
 
+def sandbox_cost(work: Path, runs: int = 20) -> None:
+    """What bubblewrap adds to one command: ``python3 -c pass`` through ``workers.run`` against the same command
+    started directly, alternating, medians over ``runs``."""
+    from gitive.anchor.prepared import sandbox, workers
+    from testing.prepared import READ
+
+    home = workers.fresh_home(work / "homes")
+    env = workers.environment(None, home, {})
+    command = [sys.executable, "-c", "pass"]
+    boxed, bare = [], []
+    for _ in range(runs):
+        seconds, run = c.timed(lambda: workers.run(command, work, env, 60, policy=sandbox.Policy(READ)))
+        assert run.code == 0, run
+        boxed.append(seconds)
+        bare.append(c.timed(lambda: subprocess.run(command, cwd=work, env=env.values, check=True))[0])
+    extra = c.median(boxed) - c.median(bare)
+    print(f"sandbox: one command {c.ms(c.median(boxed))} in bubblewrap, {c.ms(c.median(bare))} directly; "
+          f"+{c.ms(extra)} per command (3 per attempt), median over {runs}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tasks", type=int, default=5)
@@ -216,6 +239,7 @@ def main() -> int:
         work.mkdir()
         handed_to_pushed(team, args.tasks, work)
         merges_per_minute(team, args.branches, work)
+        sandbox_cost(work)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     return 0

@@ -10,7 +10,7 @@ any worker. Lines it acts on (anywhere in the brief):
 - ``ask: QUESTION`` writes QUESTION to ``$GITIVE_QUESTION_FILE`` and exits (a decision only a person makes);
 - ``sleep: SECONDS`` sleeps first (to run past a budget);
 - ``push: REF`` tries ``git push origin HEAD:REF`` and reports what git said (the Free tier's test);
-- ``env: PATH`` writes the names of its environment variables to PATH, outside the worktree (the secrets test);
+- ``env: PATH`` writes the names of its environment variables to PATH (the secrets test);
 - ``print-env: NAME`` prints that variable's value (its log must not show a secret);
 - ``fail`` exits 3.
 """

@@ -22,20 +22,27 @@ BUGGY = "def add(a, b):\n    return a - b\n"
 CHECK = "from calc import add\n\nassert add(2, 3) == 5, 'add is wrong'\nprint('ok')\n"
 
 
+# What the sandbox must show the worker beside the system: this interpreter (a venv over an installed Python)
+# and the folder holding the worker script.
+READ = tuple(sorted({sys.prefix, str(Path(sys.base_prefix).resolve()), str(WORKER.parent)}))
+
+
 def config(**prepared: Any) -> Any:
     """The anchor's config: the deterministic worker as ``fix`` (the default), plus ``prepared`` settings."""
     from gitive.anchor.base.configuration import Config
+    from gitive.anchor.prepared.sandbox import Policy
     from gitive.anchor.prepared.settings import Prepared
     from gitive.anchor.prepared.workers import Worker
 
     settings = {"worker": "fix", "test_commands": ("python3 check_calc.py", "python3 -m pytest"), **prepared}
-    return Config(workers={"fix": Worker("fix", (sys.executable, str(WORKER)), (), 60)},
+    return Config(workers={"fix": Worker("fix", (sys.executable, str(WORKER)), (), 60, Policy(READ))},
                   prepared=Prepared(**settings))
 
 
 def yaml_config(extra: str = "") -> str:
     """The same config as ``anchor.yaml`` text, for a real ``gitive anchor`` process."""
     return (f"workers:\n  fix:\n    command: [{sys.executable!r}, {str(WORKER)!r}]\n    budget: 60\n"
+            f"    sandbox:\n      read: {list(READ)!r}\n"
             f"prepared:\n  worker: fix\n  test_commands: ['python3 check_calc.py']\n{extra}")
 
 

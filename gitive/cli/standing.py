@@ -126,3 +126,44 @@ def _done(record: dict[str, Any], as_json: bool, line: str) -> None:
         emit_json({"record": record})
     else:
         console.print(f"{line}; `gitive sync` shares it (done now if the remote was reachable)")
+
+
+@app.command("outside")
+def outside(
+    add: list[str] = typer.Option([], "--add", help="A path glob to add to this project's Outside tier "
+                                                    "(repeatable; an admin, with a gesture)."),
+    stdin: bool = passphrase_stdin(),
+    as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> int:
+    """The team's own Outside paths for this project: never changed by the anchor, whatever is approved.
+
+    Without --add, list the records and whether each counts. Paths only grow.
+
+    Example: gitive standing outside --add 'deploy/**' --add 'infra/*.tf'
+    """
+    from gitive.anchor.prepared import outside_paths
+    from gitive.core.clock import now_ms
+    from gitive.index import sync as syncing
+    from gitive.index.refresh import fresh_index
+    from gitive.lessons import gate
+    from gitive.team.hive import open_hive
+
+    hive = open_hive()
+    if add:
+        gate.require_person("adding Outside paths", scripted=stdin)
+        with fresh_index(hive) as (conn, _):
+            done = outside_paths.add(hive, conn, list(add), signer_if_any("to sign Outside paths", stdin), now_ms())
+        syncing.run(hive)
+        _done(done, as_json, f"Outside for this project now also: {', '.join(done['paths'])}")
+        return 0
+    with fresh_index(hive) as (conn, _):
+        found = outside_paths.all_records(conn, hive.team_id)
+    if as_json:
+        emit_json({"outside": found})
+        return 0
+    if not found:
+        console.print("no Outside paths recorded by the team (the built-in CI, settings and CODEOWNERS list holds)")
+    for r in found:
+        state = "counts" if r["counted"] else f"not counted: {r['problem']}"
+        console.print(f"{r['person']}  {r['repo'][:12]}  {', '.join(map(str, r.get('paths') or []))}  ({state})")
+    return 0

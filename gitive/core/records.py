@@ -281,6 +281,10 @@ _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
         "ref": ("str", False),  # what caused it: a commit, a task
         "gesture": ("gesture", False),
     },
+    # More Outside paths for one project (docs/prepared.md): an admin's decision, with a gesture. Paths only grow:
+    # every valid record adds its globs, so an old one replayed takes nothing away.
+    "outside-paths": {"v": ("format-version", True), "repo": ("hex", True), "paths": ("list", True),
+                      "created": ("int", True), "gesture": ("gesture", False)},
     # Sealed scopes (docs/scopes.md): one epoch of a scope's key, sealed to each recipient machine (X25519 from
     # its machine key), with the keys of earlier epochs wrapped under it. `epoch` names the key, never shows it.
     "scope-key": {"v": ("format-version", True), "epoch": ("hex", True), "recipients": ("sealed-boxes", True),

@@ -10,8 +10,9 @@ Hive-Sig: <hex ed25519 over "hive/1/<team-id>/draft/" + canonical({tree, parents
 where ``message`` is the commit message up to (not including) the ``Hive-Sig`` line. The signature binds the
 tree and the parents, so the trailer cannot be copied onto other content; the author and committer are the
 anchor's fixed identity (:func:`identity`). The server guard (``store/guard.py``, its anchor option) accepts
-new commits on ``refs/heads/hive/*`` only with a valid signature by an anchor machine, and refuses new commits
-on any other branch that carry the anchor's identity at all.
+new commits on ``refs/heads/hive/*`` only with a valid signature by an anchor machine, and a draft (any commit
+carrying the anchor's identity) on any other branch or tag only in a push the anchor certified
+(``store/pushcert.py``).
 """
 
 from __future__ import annotations

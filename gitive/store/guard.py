@@ -32,6 +32,8 @@ TEAM_KEY = "hive.team"
 ANCHOR_KEY = "hive.anchorGuard"  # the anchor option: machine ids of the team's anchors (multi-valued)
 DRAFT_PREFIX = "refs/heads/hive/"
 _BRANCHES = ("refs/heads/", "refs/tags/")
+EDIT_PREFIX = "refs/heads/hive-edits/"
+_DRAFT_BRANCHES = (DRAFT_PREFIX, EDIT_PREFIX)
 TEAM_OPTION = "hive-team"
 NO_TEAM = ("this repository's gitive guard has no team id: "
            "run `gitive server install-hook PATH --team <id>` on the server")
@@ -228,10 +230,13 @@ def _learn_team(repo: pygit2.Repository, updates: list[Update], options: Mapping
     return offered if founded else None
 
 
-def _known_tips(repo: pygit2.Repository) -> list[str]:
+def _landed_tips(repo: pygit2.Repository, drafts_too: bool = False) -> list[str]:
+    """The tips whose history counts as landed: every branch and tag but the anchor's drafts and owners' edits
+    (with ``drafts_too``, the drafts as well: an owner's edit is a commit over a draft)."""
+    skip = EDIT_PREFIX if drafts_too else _DRAFT_BRANCHES
     out = []
     for name, tip in refs.tips(repo, "refs/").items():
-        if name.startswith(_BRANCHES):
+        if name.startswith(_BRANCHES) and not name.startswith(skip):
             try:
                 out.append(str(repo[tip].peel(pygit2.Commit).id))
             except (KeyError, ValueError, pygit2.GitError):
@@ -239,26 +244,44 @@ def _known_tips(repo: pygit2.Repository) -> list[str]:
     return out
 
 
+def _certificate(repo: pygit2.Repository, env: Mapping[str, str]) -> str | None:
+    blob = env.get("GIT_PUSH_CERT", "")
+    try:
+        return repo[blob].data.decode("utf-8", "replace") if blob else None  # type: ignore[attr-defined]
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+
+
+def _raw(update: Update) -> tuple[str, str, str]:
+    width = len(update.new or update.old or "0" * 40)
+    return (update.old or "0" * width, update.new or "0" * width, update.ref)
+
+
 def check_anchor_branches(repo: pygit2.Repository, updates: Iterable[Update], team_id: str | None,
-                          anchors: list[str]) -> list[Rejection]:
-    """The anchor option: new commits on ``refs/heads/hive/*`` must be drafts signed by one of ``anchors``,
-    and new commits on any other branch or tag must not carry the anchor's identity (docs/prepared.md).
+                          anchors: list[str], env: Mapping[str, str] | None = None) -> list[Rejection]:
+    """The anchor option: new commits on ``refs/heads/hive/*`` must be drafts signed by one of ``anchors``, and
+    an update of any other branch or tag that brings a draft (a commit carrying the anchor's identity: its
+    trailer or its address, signed or not) must come with a push certificate an anchor signed for exactly that
+    update (``store/pushcert.py``). Who a commit names as its author counts for nothing (docs/prepared.md).
 
-    "New" means reachable from the pushed tip and from no branch or tag the repository already has, so
-    landing an approved draft (already on its hive branch) passes, and a commit the anchor made elsewhere
-    does not. Deletions pass.
+    "Brings" means: reachable from the pushed tip, and from neither the ref's old tip nor any branch or tag
+    outside ``hive/`` and ``hive-edits/`` (what is there was landed already); an owner's edit on ``hive-edits/``
+    may stand on a draft, and brings none of its own. Deletions pass.
     """
-    from gitive.store import drafts
+    from gitive.store import drafts, pushcert
 
+    env = os.environ if env is None else env
     todo = [u for u in updates if u.new and u.ref.startswith(_BRANCHES)]
     if not todo:
         return []
-    known = _known_tips(repo)
+    landed, edits_over = _landed_tips(repo), _landed_tips(repo, drafts_too=True)
+    cert = _certificate(repo, env)
     out = []
     for update in todo:
+        known = edits_over if update.ref.startswith(EDIT_PREFIX) else landed
         try:
             target = str(repo[update.new].peel(pygit2.Commit).id)  # type: ignore[index]
-            fresh = drafts.new_commits(repo, target, known)
+            fresh = drafts.new_commits(repo, target, [*known, *([update.old] if update.old else [])])
         except (KeyError, ValueError, pygit2.GitError) as exc:
             out.append(Rejection(update.ref, f"could not be checked ({type(exc).__name__}: {exc})"))
             continue
@@ -268,16 +291,22 @@ def check_anchor_branches(repo: pygit2.Repository, updates: Iterable[Update], te
                 out.append(Rejection(update.ref, f"commit {str(bad.id)[:12]} is not a draft signed by the team's "
                                                  "anchor: only the anchor pushes refs/heads/hive/* (an owner's "
                                                  "edit goes to refs/heads/hive-edits/<task>)"))
-        else:
-            bad = next((c for c in fresh if drafts.carries_anchor_identity(c)), None)
-            if bad is not None:
-                out.append(Rejection(update.ref, f"commit {str(bad.id)[:12]} carries the anchor's identity: the "
-                                                 "anchor pushes only refs/heads/hive/* (its approved drafts land "
-                                                 "from there)"))
+            continue
+        draft = next((c for c in fresh if drafts.carries_anchor_identity(c)), None)
+        if draft is not None and update.ref.startswith(EDIT_PREFIX):
+            out.append(Rejection(update.ref, f"commit {str(draft.id)[:12]} carries the anchor's identity: an "
+                                             "owner's edit is a person's commit over the draft"))
+            continue
+        why = pushcert.certified(env, cert, anchors, _raw(update)) if draft is not None else None
+        if draft is not None and why:
+            out.append(Rejection(update.ref, f"commit {str(draft.id)[:12]} is the anchor's draft, and {why}: "
+                                             "a draft reaches a branch or tag only when the anchor lands it "
+                                             "(approve it with `gitive review prepared`)"))
     return out
 
 
-def review(repo: pygit2.Repository, updates: list[Update], options: Mapping[str, str]) -> list[Rejection]:
+def review(repo: pygit2.Repository, updates: list[Update], options: Mapping[str, str],
+           env: Mapping[str, str] | None = None) -> list[Rejection]:
     """Resolve the team id (configured, or learned on first use) and check every hive ref update.
 
     A team id learned from this push is stored in ``hive.team`` only when the whole push passes.
@@ -285,7 +314,7 @@ def review(repo: pygit2.Repository, updates: list[Update], options: Mapping[str,
     from gitive.store.repo import config_all
 
     anchors = config_all(repo, ANCHOR_KEY)
-    branches = check_anchor_branches(repo, updates, config_get(repo, TEAM_KEY), anchors) if anchors else []
+    branches = check_anchor_branches(repo, updates, config_get(repo, TEAM_KEY), anchors, env) if anchors else []
     hive = [u for u in updates if u.ref.startswith(HIVE_PREFIX)]
     if not hive:
         return branches
@@ -320,7 +349,7 @@ def main(stdin_text: str, env: Mapping[str, str] | None = None, err: TextIO | No
     except pygit2.GitError as exc:
         print(f"gitive guard: cannot open {repo_path}: {_one_line(str(exc))}", file=err)
         return 1
-    rejections = review(repo, updates, push_options(env))
+    rejections = review(repo, updates, push_options(env), env)
     for rejection in rejections:
         print(f"gitive guard: {rejection.ref}: {rejection.reason}", file=err)
     return 1 if rejections else 0

@@ -99,7 +99,8 @@ def install(path: Path | str, team_id: str | None = None, anchors: list[str] | N
 
     Also sets ``receive.advertisePushOptions`` so a client may offer the team id on first use. ``anchors``
     (machine ids) turns on the anchor option (``store/guard.py``: only the anchor's drafts on ``hive/``
-    branches, never its identity elsewhere); an empty list turns it off, None leaves it as it is.
+    branches; its drafts elsewhere only in a push certificate it signed) and writes the anchors' keys as git's
+    allowed signers with a nonce seed for signed pushes; an empty list turns it off, None leaves it as it is.
 
     Raises:
         NotARepository: ``path`` is not a bare repository.
@@ -138,7 +139,24 @@ def install(path: Path | str, team_id: str | None = None, anchors: list[str] | N
             repo.config.delete_multivar(ANCHOR_KEY, ".*")
         for machine in anchors:
             config_add(repo, ANCHOR_KEY, machine)
+        _certificates(repo, anchors)
     return Installed(hook, kept, config_get(repo, TEAM_KEY))
+
+
+def _certificates(repo: pygit2.Repository, anchors: list[str]) -> None:
+    """Signed pushes for the anchor option (``store/pushcert.py``): the anchors' public keys as git's allowed
+    signers, and a secret nonce seed so each push session gets a nonce of its own (kept when already set)."""
+    import secrets
+
+    from gitive.store import pushcert
+
+    allowed = Path(repo.path) / pushcert.ALLOWED_SIGNERS
+    tmp = allowed.with_name(f".{allowed.name}.{os.getpid()}.tmp")
+    tmp.write_text("".join(f"{pushcert.public_line(a)}\n" for a in anchors))
+    os.replace(tmp, allowed)
+    config_set(repo, "gpg.ssh.allowedSignersFile", str(allowed))
+    if not config_get(repo, "receive.certNonceSeed"):
+        config_set(repo, "receive.certNonceSeed", secrets.token_hex(32))
 
 
 def uninstall(path: Path | str) -> bool:

@@ -50,11 +50,19 @@ def remove(repo: pygit2.Repository, path: Path) -> None:
     git.run(["worktree", "prune"], cwd=_top(repo), check=False)
 
 
-def tree_of(path: Path) -> str:
+def _in(path: Path, admin: Path | None) -> list[str]:
+    """Arguments naming the worktree's own administrative folder (``admin``): after a worker ran, ``path/.git``
+    is the worker's, and git must not read its config (``store/workrepo.py``)."""
+    from gitive.store.workrepo import own_git
+
+    return own_git(path, admin) if admin is not None else []
+
+
+def tree_of(path: Path, admin: Path | None = None) -> str:
     """The tree of everything in the worktree at ``path`` as it is now: tracked, changed and new files (what
     ``.gitignore`` ignores stays out). Uses the worktree's own index, never a person's."""
-    git.run(["add", "--all", "."], cwd=path)
-    _, out, _ = git.run(["write-tree"], cwd=path)
+    git.run([*_in(path, admin), "add", "--all", "."], cwd=path)
+    _, out, _ = git.run([*_in(path, admin), "write-tree"], cwd=path)
     return out.strip()
 
 
@@ -86,9 +94,12 @@ def checkout_tree(repo: pygit2.Repository, path: Path, tree: str, parents: list[
 
 
 def push(repo: pygit2.Repository, remote: str, commit: str, ref: str, *, force: bool = False,
-         lease: str | None = None, timeout: float = 300) -> Pushed:
-    """``git push remote commit:ref`` (fast-forward only unless ``force``; ``lease`` is the tip it replaces)."""
-    args = ["push", "--porcelain", "--no-verify"]
+         lease: str | None = None, timeout: float = 300, signing: list[str] | None = None) -> Pushed:
+    """``git push remote commit:ref`` (fast-forward only unless ``force``; ``lease`` is the tip it replaces);
+    ``signing`` (``pushcert.signing_config``) signs a push certificate when the remote asks for one."""
+    args = [*(signing or []), "push", "--porcelain", "--no-verify"]
+    if signing:
+        args.append("--signed=if-asked")
     if lease is not None:
         args.append(f"--force-with-lease={ref}:{lease}")
     elif force:
@@ -155,23 +166,24 @@ def parent_of(repo: pygit2.Repository, commit: str) -> list[str]:
     return [str(p) for p in repo[commit].parent_ids]  # type: ignore[attr-defined]
 
 
-def apply_change(path: Path, commit: str) -> bool:
+def apply_change(path: Path, commit: str, admin: Path | None = None) -> bool:
     """Apply ``commit``'s change (against its first parent) to the worktree at ``path``, uncommitted; false
     (and the worktree as it was) when it does not apply cleanly."""
-    code, _, _ = git.run(["cherry-pick", "--no-commit", "--strategy=ort", commit], cwd=path, check=False)
+    own = _in(path, admin)
+    code, _, _ = git.run([*own, "cherry-pick", "--no-commit", "--strategy=ort", commit], cwd=path, check=False)
     if code == 0:
         return True
-    git.run(["cherry-pick", "--abort"], cwd=path, check=False)
-    git.run(["reset", "--hard", "--quiet"], cwd=path, check=False)
-    git.run(["clean", "-fdq"], cwd=path, check=False)
+    git.run([*own, "cherry-pick", "--abort"], cwd=path, check=False)
+    git.run([*own, "reset", "--hard", "--quiet"], cwd=path, check=False)
+    git.run([*own, "clean", "-fdq"], cwd=path, check=False)
     return False
 
 
-def clean(path: Path) -> None:
+def clean(path: Path, admin: Path | None = None) -> None:
     """Put the worktree at ``path`` back to its commit: tracked files restored, untracked and ignored removed
     (what a test run left behind is not part of the change)."""
-    git.run(["reset", "--hard", "--quiet"], cwd=path)
-    git.run(["clean", "-fdxq"], cwd=path)
+    git.run([*_in(path, admin), "reset", "--hard", "--quiet"], cwd=path)
+    git.run([*_in(path, admin), "clean", "-fdxq"], cwd=path)
 
 
 def merge_base(repo: pygit2.Repository, a: str, b: str) -> str | None:

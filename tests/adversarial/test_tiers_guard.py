@@ -1,7 +1,7 @@
 """The guard's anchor option against an attacker who can push anything: on ``refs/heads/hive/*`` it takes a new
 commit only when it is a draft signed by a configured anchor for this team, over exactly its tree and parents;
-on any other branch or tag it takes no new commit that carries the anchor's identity. Commits a branch of the
-repository already holds are not new (an approved draft lands from its hive branch).
+on any other branch or tag it takes no new commit that carries the anchor's identity without the anchor's signed
+push certificate (none here). Commits a branch outside hive/ already holds are not new.
 
 Each example builds a chain of commits of random kinds (genuine drafts, drafts by another key or for another
 team, trailers copied onto other trees or parents, bare trailers, the anchor's e-mail, a person's plain
@@ -91,7 +91,7 @@ def test_the_anchor_option_takes_only_genuine_drafts_on_hive_and_no_anchor_ident
     for kind in kinds:
         chain.add(kind)
     ref = "refs/heads/hive/task-1" if to_hive else "refs/heads/feature"
-    found = guard.check_anchor_branches(repo, [guard.Update(None, chain.tip, ref)], TEAM_ID, [ANCHOR.id])
+    found = guard.check_anchor_branches(repo, [guard.Update(None, chain.tip, ref)], TEAM_ID, [ANCHOR.id], env={})
     expected = all(k == "genuine" for k in chain.new) if to_hive else all(k == "plain" for k in chain.new)
     assert (not found) == expected, (chain.new, to_hive, found)
 
@@ -104,8 +104,13 @@ def test_deleting_a_branch_and_updating_tags_follow_the_same_rule(tmp_path: Path
                                            [ANCHOR.id])
     [refused] = guard.check_anchor_branches(repo, [guard.Update(None, chain.tip, "refs/tags/v1")], TEAM_ID,
                                             [ANCHOR.id])
-    assert "carries the anchor's identity" in refused.reason
-    # once the draft is on a branch the repository holds, landing it elsewhere brings nothing new
+    assert "is the anchor's draft" in refused.reason and "no signed push certificate" in refused.reason
+    # a draft on its hive branch is not landed: bringing it to main still needs the anchor's certificate
     repo.references.create("refs/heads/hive/x", pygit2.Oid(hex=chain.tip))
-    assert not guard.check_anchor_branches(repo, [guard.Update(None, chain.tip, "refs/heads/main")], TEAM_ID,
-                                           [ANCHOR.id])
+    [refused] = guard.check_anchor_branches(repo, [guard.Update(None, chain.tip, "refs/heads/main")], TEAM_ID,
+                                            [ANCHOR.id], env={})
+    assert "no signed push certificate" in refused.reason
+    # once a branch outside hive/ holds it (the anchor landed it), other branches may bring it
+    repo.references.create("refs/heads/main", pygit2.Oid(hex=chain.tip), force=True)
+    assert not guard.check_anchor_branches(repo, [guard.Update(None, chain.tip, "refs/heads/release")], TEAM_ID,
+                                           [ANCHOR.id], env={})

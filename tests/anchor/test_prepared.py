@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pygit2
@@ -65,28 +66,25 @@ def test_over_budget_stops_the_run_and_becomes_an_item(team: AnchoredTeam) -> No
     prep.buggy_project(team.alice)
     prep.hand(team.alice, f"fix add\nsleep: 30\n{prep.FIX}", "--budget", "1m")
     tick = prep.ticker(team)
-    from gitive.anchor.prepared.workers import Worker
-
-    tick.anchor.config.workers["fix"] = Worker("fix", tick.anchor.config.workers["fix"].command, (), 2)
+    tick.anchor.config.workers["fix"] = replace(tick.anchor.config.workers["fix"], budget=2)
     report = tick()
     last = prep.prepared_records(team.anchor)[-1]
     assert last["state"] == "over-budget", last
     assert any(d["branch"] for d in report.gate.get("decisions", [])), report.gate
 
 
-def test_the_worker_gets_only_the_listed_secrets_and_its_log_shows_none(team: AnchoredTeam, tmp_path: Any,
+def test_the_worker_gets_only_the_listed_secrets_and_its_log_shows_none(team: AnchoredTeam,
                                                                         monkeypatch: Any) -> None:
     prep.buggy_project(team.alice)
-    seen = tmp_path / "env.txt"
-    prep.hand(team.alice, f"fix add\nenv: {seen}\nprint-env: API_TOKEN\n{prep.FIX}")
+    prep.hand(team.alice, f"fix add\nenv: env.txt\nprint-env: API_TOKEN\n{prep.FIX}")
     monkeypatch.setenv("API_TOKEN", "s3cret-value-123")
     monkeypatch.setenv("UNLISTED_SECRET", "do-not-pass")
     tick = prep.ticker(team)
-    from gitive.anchor.prepared.workers import Worker
-
-    tick.anchor.config.workers["fix"] = Worker("fix", tick.anchor.config.workers["fix"].command, ("API_TOKEN",), 60)
+    tick.anchor.config.workers["fix"] = replace(tick.anchor.config.workers["fix"], secrets=("API_TOKEN",))
     tick()
-    names = set(seen.read_text().split())
+    draft = prep.prepared_records(team.anchor)[-1]["head"]  # the names went into the worktree, so the draft
+    team.alice.git("fetch", "--quiet", "origin", prep.prepared_records(team.anchor)[-1]["branch"])
+    names = set(team.alice.git("show", f"{draft}:env.txt").split())
     assert "API_TOKEN" in names and "UNLISTED_SECRET" not in names and "GITIVE_HOME" not in names
     records = json.dumps(prep.prepared_records(team.anchor))
     assert "s3cret-value-123" not in records

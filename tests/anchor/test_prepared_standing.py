@@ -5,6 +5,9 @@ a use suspends it, it expires, it is revoked, and readers refuse one signed by a
 from __future__ import annotations
 
 import json
+import socket
+import threading
+from pathlib import Path
 from typing import Any
 
 from testing import fixtures, live
@@ -146,11 +149,11 @@ def test_readers_refuse_a_standing_approval_by_an_anchor_or_without_a_gesture(te
 def test_the_anchor_proposes_one_at_the_threshold_and_an_edit_request_or_a_failed_check_suspends(
         team: AnchoredTeam, tmp_path: Any) -> None:
     _project(team.alice)
-    flaky = tmp_path / "flaky.py"  # passes once (on the draft), fails after (the post-merge check)
-    flaky.write_text(f"import os, sys\nm = {str(tmp_path / 'ran')!r}\nif os.path.exists(m):\n    sys.exit(4)\n"
-                     "open(m, 'w').close()\n")
+    # passes once (on the draft), fails after (the post-merge check): the sandbox lets a check write nothing
+    # that outlives it, so the count is kept by this test's own process, asked over a socket in a listed path
+    flaky = _counter(tmp_path / "counter")
     check = f"python3 {flaky}"
-    tick = prep.ticker(team, threshold=1, test_commands=(prep.TEST, check))
+    tick = prep.ticker(team, threshold=1, test_commands=(prep.TEST, check), read=(str(flaky.parent),))
     first = _bump(team, "requests==2.31.0", "requests==2.31.1")
     tick()
     team.alice.decided("review", "prepared", first["id"][:12], "--approve")
@@ -170,7 +173,6 @@ def test_the_anchor_proposes_one_at_the_threshold_and_an_edit_request_or_a_faile
     assert state["status"] == "suspended" and state["ended"]["reason"] == "failed post-merge check"
 
     # an edit request on a task of that kind suspends a fresh one
-    flaky.write_text("print('ok')\n")
     fresh = json.loads(team.alice.decided("standing", "create", "--kind", "dep-bump", "--path", "deps.lock",
                                           "--path", "calc.py", "--json").out)["record"]
     third = prep.hand(team.alice, "tweak\nreplace: calc.py: a + b => b + a\nsleep: 0", "--kind", "dep-bump")
@@ -184,6 +186,29 @@ def test_the_anchor_proposes_one_at_the_threshold_and_an_edit_request_or_a_faile
     tick()
     [state] = [a for a in _standing(team.alice) if a["id"] == fresh["id"]]
     assert state["status"] == "suspended" and state["ended"]["reason"] == "edit request"
+
+
+def _counter(folder: Path) -> Path:
+    """A check script in ``folder`` that passes the first time it runs and fails after; the count is served by a
+    thread of this process on a Unix socket beside it."""
+    folder.mkdir()
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(folder / "sock"))
+    server.listen()
+    runs = []
+
+    def serve() -> None:
+        while True:
+            conn, _ = server.accept()
+            runs.append(1)
+            conn.sendall(b"pass" if len(runs) == 1 else b"fail")
+            conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    script = folder / "flaky.py"
+    script.write_text(f"import socket, sys\ns = socket.socket(socket.AF_UNIX)\ns.connect({str(folder / 'sock')!r})\n"
+                      "sys.exit(0 if s.recv(4) == b'pass' else 4)\n")
+    return script
 
 
 def _ledger(team: AnchoredTeam) -> list[dict[str, Any]]:

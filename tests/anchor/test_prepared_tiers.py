@@ -1,5 +1,6 @@
-"""Capability tiers on real repositories: the worker's own push outside hive/ is refused client side, the anchor's
-library refuses it, and the server guard's anchor option refuses it at the remote."""
+"""Capability tiers on real repositories: the worker has nothing to push with, the anchor's library refuses any ref
+but hive/*, and the server guard's anchor option refuses it at the remote: a draft reaches another branch only
+in a push the anchor signed (its certificate), whoever a commit names as its author."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def test_outside_hive_pushes_are_refused_client_side_and_by_the_guard(team: Anch
 
     _guard(team)
     base = prep.buggy_project(team.alice)  # a person's commits on main pass the guard
-    prep.hand(team.alice, f"fix add\npush: main\npush: hive/own-idea\n{prep.FIX}")
+    prep.hand(team.alice, f"fix add\npush: main\npush: hive/own-idea\n{prep.FIX}")  # it has no remote at all
     prep.ticker(team)()
     draft = prep.prepared_records(team.anchor)[-1]
     assert draft["state"] == "drafted", draft
@@ -47,7 +48,7 @@ def test_outside_hive_pushes_are_refused_client_side_and_by_the_guard(team: Anch
     tree = str(repo[draft["head"]].tree_id)
     sneaky = drafts.make(repo, signer, tree, [draft["head"]], "land it myself", 1_700_000_000_000)
     done = _push(team.anchor, f"{sneaky}:refs/heads/main")
-    assert done.returncode != 0 and "carries the anchor's identity" in done.stderr
+    assert done.returncode != 0 and "is the anchor's draft" in done.stderr
     assert prep.remote_tip(team, "refs/heads/main") == base
     # a person's commit on a hive/ branch is refused: only the anchor's signed drafts go there
     team.alice.git("checkout", "--quiet", "-b", "mine")

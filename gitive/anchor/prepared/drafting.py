@@ -5,10 +5,12 @@ does, :mod:`gitive.anchor.prepared.work`), so it can run on a thread of its own 
 thing it sends anywhere is the draft, pushed to ``refs/heads/hive/<name>`` through the Free tier
 (:func:`gitive.anchor.prepared.tiers.push_draft`). The worktree is removed whatever happens.
 
-Inside the worktree the worker's own ``git push`` of anything but a hive branch is refused by a ``pre-push``
-hook gitive puts in the run's git configuration (client side; the server guard refuses it too). Whatever the
-worker commits or leaves uncommitted, the draft is one commit over the base holding the worktree's files as
-they are at the end, signed by the anchor (:mod:`gitive.store.drafts`).
+The worker and the tests run in the sandbox (:mod:`gitive.anchor.prepared.sandbox`), in a worktree whose git
+folder is the worker's own (:mod:`gitive.store.workrepo`): no remote, no credentials, nothing to push with.
+The anchor pushes, after the worker exits and after checking what it left: no ref beside its task branch, only
+commits on top of the base, no nested repository, no Outside path. Whatever the worker commits or leaves
+uncommitted, the draft is one commit over the base holding the worktree's files as they are at the end, signed
+by the anchor (:mod:`gitive.store.drafts`).
 """
 
 from __future__ import annotations
@@ -19,27 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitive.anchor.prepared import tiers, workers
+from gitive.anchor.prepared import sandbox, tiers, workers
 from gitive.anchor.prepared.settings import Prepared
-from gitive.core.keys import machine_id
 from gitive.errors import GitiveError
-from gitive.store import diffs, drafts, objects, worktrees
+from gitive.store import diffs, drafts, objects, workrepo, worktrees
 from gitive.store import repo as repos
 
 if TYPE_CHECKING:
     from gitive.store.types import Repo
-
-PRE_PUSH = """#!/bin/sh
-# gitive: a worker pushes nothing but refs/heads/hive/* (the anchor's Free tier)
-while read local_ref local_sha remote_ref remote_sha; do
-  case "$remote_ref" in
-    refs/heads/hive/*) ;;
-    *) echo "gitive: the anchor's worker may push only refs/heads/hive/*, not $remote_ref" >&2; exit 1 ;;
-  esac
-done
-exit 0
-"""
-
 
 @dataclass
 class Outcome:
@@ -88,6 +77,7 @@ class Job:
     replaces: str | None = None  # the branch's tip on the remote now, if any (pushed with a lease on it)
     apply: str | None = None  # a rebase: this commit's change (the old draft) onto the new base, no worker run
     messages: list[str] = field(default_factory=list)  # what teammates sent to anchor/<task>, for the worker
+    outside: tuple[str, ...] = ()  # the team's own Outside globs (admin records and ``prepared.outside``)
 
 
 def _failing(output: str) -> list[str]:
@@ -96,29 +86,37 @@ def _failing(output: str) -> list[str]:
     return failing_tests(output)
 
 
-def _test(job: Job, path: Path, env: workers.Environment, deadline: float) -> workers.Run | None:
+@dataclass(frozen=True)
+class Place:
+    """Where one attempt runs: the worktree, the worker's home, the anchor's own git folder of the worktree, and
+    what the sandbox mounts beside them."""
+
+    path: Path
+    home: Path
+    admin: Path
+    mounts: sandbox.Mounts
+
+
+def _place(repo: Repo, path: Path, home: Path, base: str) -> Place:
+    worktrees.add(repo, path, base)
+    admin = workrepo.give(repo, path, home / "git", base)
+    mounts = sandbox.Mounts((), read=(workrepo.objects_dir(repo),), hidden=(Path(repo.path).resolve(),))
+    return Place(path, home, admin, mounts)
+
+
+def _test(job: Job, place: Place, env: workers.Environment, deadline: float) -> workers.Run | None:
+    """The task's tests, in the sandbox with the worker's and ``prepared.read``'s read-only paths, no network."""
     command = job.task["test"]
     if not command:
         return None
-    return workers.run(shlex.split(command), path, env, deadline - time.monotonic())
-
-
-def _hooks(home: Path) -> Path:
-    hooks = home / "hooks"
-    hooks.mkdir(mode=0o700)
-    hook = hooks / "pre-push"
-    hook.write_text(PRE_PUSH)
-    hook.chmod(0o700)
-    return hooks
+    policy = sandbox.Policy((*(job.worker.policy.read if job.worker else ()), *job.settings.read))
+    return workers.run(shlex.split(command), place.path, env, deadline - time.monotonic(), policy=policy,
+                       mounts=place.mounts)
 
 
 def _environment(job: Job, home: Path, with_secrets: bool) -> workers.Environment:
-    name, email = drafts.identity(machine_id(job.signer.key))
     extra = {"GITIVE_TASK": job.task["id"], "GITIVE_TEST": job.task["test"],
-             workers.QUESTION_FILE: str(home / "question.txt"),
-             "GIT_CONFIG_COUNT": "3", "GIT_CONFIG_KEY_0": "core.hooksPath", "GIT_CONFIG_VALUE_0": str(home / "hooks"),
-             "GIT_CONFIG_KEY_1": "user.name", "GIT_CONFIG_VALUE_1": name,
-             "GIT_CONFIG_KEY_2": "user.email", "GIT_CONFIG_VALUE_2": email}
+             workers.QUESTION_FILE: str(home / "question.txt")}
     return workers.environment(job.worker if with_secrets else None, home, extra)
 
 
@@ -164,36 +162,24 @@ def _attempt(job: Job, repo: Repo, path: Path, home: Path, deadline: float, out:
         out.state, out.reason = "refused", (f"the anchor does not run the test command {job.task['test']!r}: "
                                             "its owner adds its first words to `prepared.test_commands`")
         return
-    _hooks(home)
-    worktrees.add(repo, path, job.base)
+    place = _place(repo, path, home, job.base)
     plain = _environment(job, home, with_secrets=False)
-    before = _test(job, path, plain, deadline)
+    before = _test(job, place, plain, deadline)
     if before is not None and before.over_budget:
         out.state, out.reason = "over-budget", "the budget ran out while the tests ran on the base"
         return
-    worktrees.clean(path)
-    if job.apply and worktrees.apply_change(path, job.apply):
-        run = workers.Run(0, 0.0)  # the old draft applies to the moved base: only the tests run again
-    else:
-        run = workers.run(job.worker.command, path, _environment(job, home, with_secrets=True),
-                          deadline - time.monotonic(), _stdin(job), home / "question.txt")
-    if run.problem:
-        out.reason = run.problem
+    worktrees.clean(path, place.admin)
+    run = _work(job, place, deadline)
+    if _stopped(run, out):
         return
-    if run.question:
-        out.state, out.question = "question", run.question
-        return
-    if run.over_budget:
-        out.state, out.reason = "over-budget", f"the worker was stopped at its budget ({int(run.seconds)} s)"
-        return
-    if run.code != 0:
-        out.reason = f"the worker exited {run.code}: {run.output.strip()[-300:]}"
-        return
-    tree = worktrees.tree_of(path)
+    why = workrepo.produced(home / "git", path, job.base, job.branch)
+    if why:
+        raise tiers.TierRefused(why)
+    tree = worktrees.tree_of(path, place.admin)
     if tree == objects.commit_tree(repo, job.base):
         out.reason = "the worker changed nothing"
         return
-    after = _test(job, path, plain, deadline)
+    after = _test(job, place, plain, deadline)
     if after is not None and after.over_budget:
         out.state, out.reason = "over-budget", "the budget ran out while the tests ran on the draft"
         return
@@ -206,6 +192,31 @@ def _attempt(job: Job, repo: Repo, path: Path, home: Path, deadline: float, out:
     _draft(job, repo, tree, out)
 
 
+def _work(job: Job, place: Place, deadline: float) -> workers.Run:
+    """The worker's run in the sandbox, or (a rebase) the old draft's change applied by the anchor."""
+    assert job.worker is not None
+    if job.apply and worktrees.apply_change(place.path, job.apply, place.admin):
+        return workers.Run(0, 0.0)  # the old draft applies to the moved base: only the tests run again
+    return workers.run(job.worker.command, place.path, _environment(job, place.home, with_secrets=True),
+                       deadline - time.monotonic(), _stdin(job), place.home / "question.txt",
+                       policy=job.worker.policy, mounts=place.mounts)
+
+
+def _stopped(run: workers.Run, out: Outcome) -> bool:
+    """Whether the run ends the attempt (could not start, a question, over budget, a failure), noted in ``out``."""
+    if run.problem:
+        out.reason = run.problem
+    elif run.question:
+        out.state, out.question = "question", run.question
+    elif run.over_budget:
+        out.state, out.reason = "over-budget", f"the worker was stopped at its budget ({int(run.seconds)} s)"
+    elif run.code != 0:
+        out.reason = f"the worker exited {run.code}: {run.output.strip()[-300:]}"
+    else:
+        return False
+    return True
+
+
 def _draft(job: Job, repo: Repo, tree: str, out: Outcome) -> None:
     first = job.task["brief"].strip().splitlines()[0][:72]
     tests = out.tests
@@ -214,10 +225,10 @@ def _draft(job: Job, repo: Repo, tree: str, out: Outcome) -> None:
         text += f"Tests: {tests['command']} (before: exit {tests['before']}, after: exit {tests['after']})\n"
     head = drafts.make(repo, job.signer, tree, [job.base], text, int(time.time() * 1000))
     stat = diffs.stat(repo, job.base, head)
-    found = tiers.outside(stat.paths, job.settings.outside)
+    found = tiers.outside(stat.paths, (*job.settings.outside, *job.outside))
     if found:
         raise tiers.TierRefused(f"the change touches {', '.join(found[:5])}: CI, settings and code owners are "
                                 "Outside, so the anchor prepares no draft of it")
-    tiers.push_draft(repo, job.remote, head, f"refs/heads/{job.branch}", job.replaces)
+    tiers.push_draft(repo, job.remote, head, f"refs/heads/{job.branch}", job.replaces, key=job.signer.key)
     out.state, out.head = "drafted", head
     out.diff_hash, out.stat = diffs.diff_hash(repo, job.base, head), stat.as_dict()

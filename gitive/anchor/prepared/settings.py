@@ -11,6 +11,7 @@ prepared:
   outside: ["deploy/**"]      # more paths the anchor never changes, beside CI, settings and CODEOWNERS
   test_commands: ["pytest", "python -m pytest", "npm test"]   # test commands a task may name (first words)
   parallel: 1                 # tasks worked on at once
+  read: ["/opt/venvs/app"]    # read-only paths the sandbox shows test commands and checks, beside the system
   merges:                     # speculative merges of pushed branches that touch a common file
     test: "pytest -q"         # the test command run on each branch and on their merge ("" turns them off)
     every: 300                # seconds between passes
@@ -33,7 +34,7 @@ from gitive.core.ids import is_name
 DEFAULT_TESTS = ("pytest", "python -m pytest", "python3 -m pytest", "npm test", "npm run test", "yarn test",
                  "pnpm test", "go test", "cargo test", "make test", "make check", "tox", "nox")
 _KEYS = {"worker", "remote", "action", "propose", "protected", "outside", "test_commands", "parallel", "merges",
-         "standing"}
+         "standing", "read"}
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class Prepared:
     parallel: int = 1
     merges: Merges = field(default_factory=Merges)
     threshold: int = 5
+    read: tuple[str, ...] = ()
 
     def allows_test(self, command: str) -> bool:
         """Whether a task's test command starts with one of the allowed commands (word by word)."""
@@ -124,4 +126,11 @@ def parse(path: Path, data: Any) -> Prepared:
                     _strings(f"{path}: `prepared.protected`", data.get("protected", [])),
                     _strings(f"{path}: `prepared.outside`", data.get("outside", [])),
                     _strings(f"{path}: `prepared.test_commands`", data.get("test_commands", list(DEFAULT_TESTS))),
-                    parallel, _merges(path, data.get("merges")), threshold)
+                    parallel, _merges(path, data.get("merges")), threshold, _paths(path, data.get("read", [])))
+
+
+def _paths(path: Path, value: Any) -> tuple[str, ...]:
+    found = _strings(f"{path}: `prepared.read`", value)
+    if not all(p.startswith("/") for p in found):
+        raise ConfigError(f"{path}: `prepared.read` must be a list of absolute paths")
+    return found

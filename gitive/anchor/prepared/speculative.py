@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitive.anchor.base import mail, state
 from gitive.anchor.base.context import Run, Tick, TickReport
-from gitive.anchor.prepared import tiers, workers
+from gitive.anchor.prepared import sandbox, tiers, workers
 from gitive.anchor.prepared.settings import Merges, Prepared
 from gitive.errors import GitiveError
 from gitive.store import diffs, worktrees
@@ -73,20 +73,21 @@ def _files(repo: Repo, st: sqlite3.Connection, base: str, tip: str, now: int) ->
     return list(found)
 
 
-def _run_tests(command: str, path: Path, home: Path) -> int | None:
+def _run_tests(command: str, path: Path, home: Path, read: tuple[str, ...]) -> int | None:
+    """The merge test in the sandbox, with ``prepared.read``'s paths and no network."""
     env = workers.environment(None, home, {})
-    return workers.run(shlex.split(command), path, env, TEST_BUDGET_S).code
+    return workers.run(shlex.split(command), path, env, TEST_BUDGET_S, policy=sandbox.Policy(read)).code
 
 
-def _tested(repo: Repo, st: sqlite3.Connection, tip: str, command: str, root: Path, now: int
-            ) -> int | None:
+def _tested(repo: Repo, st: sqlite3.Connection, tip: str, command: str, root: Path, now: int,
+            read: tuple[str, ...] = ()) -> int | None:
     key = f"merge-test:{tip}:{command}"
     found = state.get(st, key)
     if found is None:
         path, home = root / f"tip-{tip[:12]}", workers.fresh_home(root / "homes")
         try:
             worktrees.add(repo, path, tip)
-            found = {"code": _run_tests(command, path, home)}
+            found = {"code": _run_tests(command, path, home, read)}
         finally:
             worktrees.remove(repo, path)
             _rmtree(home)
@@ -100,19 +101,19 @@ def _rmtree(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def _merge(repo: Repo, st: sqlite3.Connection, a: str, b: str, command: str, root: Path, now: int
-           ) -> dict[str, Any]:
+def _merge(repo: Repo, st: sqlite3.Connection, a: str, b: str, command: str, root: Path, now: int,
+           read: tuple[str, ...] = ()) -> dict[str, Any]:
     """The outcome of merging tips ``a`` and ``b``: ``{ok}``, ``{conflict: paths}`` or ``{tests: exit}``."""
     tree, conflicts = worktrees.merge_tree(repo, a, b)
     if tree is None:
         return {"ok": False, "conflict": conflicts[:50]}
-    codes = (_tested(repo, st, a, command, root, now), _tested(repo, st, b, command, root, now))
+    codes = (_tested(repo, st, a, command, root, now, read), _tested(repo, st, b, command, root, now, read))
     if codes != (0, 0):
         return {"ok": True, "branch_failed": True}  # a branch failing alone is its own business, not the merge's
     path, home = root / f"merge-{a[:8]}-{b[:8]}", workers.fresh_home(root / "homes")
     try:
         worktrees.checkout_tree(repo, path, tree, [a, b])
-        code = _run_tests(command, path, home)
+        code = _run_tests(command, path, home, read)
     finally:
         worktrees.remove(repo, path)
         _rmtree(home)
@@ -174,7 +175,8 @@ def _pass(anchor: Run, st: sqlite3.Connection, index: sqlite3.Connection, remote
         result = state.get(st, key)
         if result is None:
             started = time.monotonic()
-            result = _merge(repo, st, tips[a], tips[b], merges.test, root, now)
+            read = (anchor.config.prepared or Prepared()).read
+            result = _merge(repo, st, tips[a], tips[b], merges.test, root, now, read)
             result["seconds"] = round(time.monotonic() - started, 3)
             result["told"] = []
             done.merged += 1

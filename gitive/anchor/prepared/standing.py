@@ -45,9 +45,7 @@ _VERSION = re.compile(r"\d+\.\d+")
 _TEST_PATHS = ("tests/**", "test/**", "**/tests/**", "**/test/**", "**/test_*.py", "**/*_test.py", "**/*_test.go",
                "**/*.spec.*", "**/*.test.*", "test_*.py", "*_test.py", "*_test.go", "*.spec.*", "*.test.*")
 _CHECK_LINE = re.compile(r"^\s*(def test_|async def test_|assert\b|it\(|test\(|expect\(|describe\(|func Test)")
-_OUTSIDE_SAMPLES = (".github/workflows/ci.yml", ".github/settings.yml", "CODEOWNERS", ".github/CODEOWNERS",
-                    "docs/CODEOWNERS", ".gitlab-ci.yml", ".circleci/config.yml", "Jenkinsfile", ".travis.yml",
-                    "azure-pipelines.yml", ".buildkite/pipeline.yml", ".pre-commit-config.yaml")
+
 
 
 @dataclass(frozen=True)
@@ -77,7 +75,7 @@ def perimeter_problem(p: dict[str, Any]) -> str | None:
         return "max_lines must be a whole number, at least 1"
     if not isinstance(p.get("checks"), list) or not all(isinstance(c, str) and c for c in p["checks"]):
         return "checks must be commands"
-    reach = [s for s in _OUTSIDE_SAMPLES if tiers.matches(s, paths)]
+    reach = [s for s in tiers.outside_samples() if tiers.matches(s, paths)]
     if reach:
         return (f"its paths reach {reach[0]}: CI, repository settings and CODEOWNERS are never covered by a "
                 "standing approval")

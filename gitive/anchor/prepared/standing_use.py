@@ -16,7 +16,7 @@ import shlex
 from typing import Any
 
 from gitive.anchor.gate import items
-from gitive.anchor.prepared import approvals, standing, tasks, workers
+from gitive.anchor.prepared import approvals, sandbox, standing, tasks, workers
 from gitive.anchor.prepared.context import Context
 from gitive.anchor.prepared.tiers import Authorization
 from gitive.core.records import TEAM_SCOPE
@@ -55,7 +55,8 @@ def run_checks(ctx: Context, commit: str, checks: list[str]) -> str | None:
         for check in checks:
             if not ctx.settings.allows_test(check):
                 return f"{check!r} is not a test command this anchor runs (prepared.test_commands)"
-            done = workers.run(shlex.split(check), path, workers.environment(None, home, {}), 900)
+            done = workers.run(shlex.split(check), path, workers.environment(None, home, {}), 900,
+                               policy=sandbox.Policy(ctx.settings.read))
             if done.code != 0:
                 return f"{check!r} exited {done.code}"
     finally:

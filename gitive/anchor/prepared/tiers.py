@@ -20,24 +20,60 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gitive.errors import GitiveError
-from gitive.store import diffs, worktrees
+from gitive.store import diffs, pushcert, worktrees
 
 if TYPE_CHECKING:
+    from nacl.signing import SigningKey
+
     from gitive.store.types import Repo
 
 FREE_PREFIX = "refs/heads/hive/"
-# Outside, whatever is approved: CI configuration, repository settings, code owners.
-OUTSIDE_PATHS = (
-    ".github/workflows/**", ".github/actions/**", ".github/settings.yml", ".github/CODEOWNERS", "CODEOWNERS",
-    "docs/CODEOWNERS", ".gitlab-ci.yml", ".gitlab/**", ".circleci/**", ".travis.yml", "Jenkinsfile",
-    "azure-pipelines.yml", ".azure-pipelines/**", ".buildkite/**", "bitbucket-pipelines.yml", ".drone.yml",
-    ".woodpecker.yml", ".woodpecker/**", "appveyor.yml", ".appveyor.yml", "cloudbuild.yaml",
-    ".pre-commit-config.yaml",
-)
+# Outside, whatever is approved: every common forge's and CI system's configuration, dependency bots, repository
+# settings, code owners. Grouped by system so a test can name each one; `prepared.outside` adds a team's own.
+OUTSIDE_BY_SYSTEM: dict[str, tuple[str, ...]] = {
+    "github": (".github/workflows/**", ".github/actions/**", "action.yml", "action.yaml", ".github/settings.yml",
+               ".github/CODEOWNERS", ".github/dependabot.yml", ".github/dependabot.yaml"),
+    "gitlab": (".gitlab-ci.yml", ".gitlab-ci.yaml", "**/*.gitlab-ci.yml", "**/*.gitlab-ci.yaml", ".gitlab/**"),
+    "forgejo": (".forgejo/**",),
+    "gitea": (".gitea/**",),
+    "circleci": (".circleci/**",),
+    "travis": (".travis.yml", ".travis.yaml", ".travis/**"),
+    "azure": ("azure-pipelines.yml", "azure-pipelines.yaml", ".azure-pipelines/**", ".azuredevops/**",
+              ".azure-pipelines.yml"),
+    "bitbucket": ("bitbucket-pipelines.yml", "bitbucket-pipelines.yaml"),
+    "buildkite": (".buildkite/**", "buildkite.yml", "buildkite.yaml", ".buildkite.yml", ".buildkite.yaml"),
+    "cirrus": (".cirrus.yml", ".cirrus.yaml", ".cirrus.star"),
+    "semaphore": (".semaphore/**",),
+    "appveyor": ("appveyor.yml", ".appveyor.yml", "appveyor.yaml", ".appveyor.yaml"),
+    "drone": (".drone.yml", ".drone.yaml", ".drone.jsonnet", ".drone.star"),
+    "woodpecker": (".woodpecker.yml", ".woodpecker.yaml", ".woodpecker/**"),
+    "jenkins": ("Jenkinsfile", "Jenkinsfile.*", "**/Jenkinsfile", "**/*.Jenkinsfile", ".jenkins/**", "jenkins/**"),
+    "tekton": (".tekton/**",),
+    "teamcity": (".teamcity/**",),
+    "zuul": (".zuul.yaml", ".zuul.yml", "zuul.yaml", "zuul.yml", ".zuul.d/**", "zuul.d/**"),
+    "google-cloud-build": ("cloudbuild.yaml", "cloudbuild.yml", "cloudbuild.json"),
+    "dependabot": (".github/dependabot.yml", ".github/dependabot.yaml"),
+    "renovate": ("renovate.json", "renovate.json5", ".renovaterc", ".renovaterc.json", ".renovaterc.json5",
+                 ".github/renovate.json", ".github/renovate.json5", ".gitlab/renovate.json",
+                 ".gitlab/renovate.json5", ".gitea/renovate.json", ".forgejo/renovate.json"),
+    "pre-commit": (".pre-commit-config.yaml", ".pre-commit-config.yml"),
+    "code-owners": ("CODEOWNERS", "docs/CODEOWNERS", ".github/CODEOWNERS", ".gitlab/CODEOWNERS",
+                    ".gitea/CODEOWNERS", ".forgejo/CODEOWNERS"),
+}
+OUTSIDE_PATHS = tuple(dict.fromkeys(g for globs in OUTSIDE_BY_SYSTEM.values() for g in globs))
 
+
+def outside_samples() -> tuple[str, ...]:
+    """Concrete paths for every Outside glob (``**`` filled in one folder deep and two, ``*`` with a name): what
+    a standing approval's perimeter must not reach."""
+    out: dict[str, None] = {}
+    for glob in OUTSIDE_PATHS:
+        for deep in ("x.yml", "x/y.yml"):
+            out[glob.replace("**/", "").replace("**", deep).replace("*", "x")] = None
+    return tuple(out)
 
 class TierRefused(GitiveError):
     """An action its tier does not allow; nothing was done."""
@@ -94,7 +130,20 @@ def check_free_push(ref: str) -> None:
         raise TierRefused(f"the anchor pushes only refs/heads/hive/<task> (Free tier); {ref} is refused")
 
 
-def push_draft(repo: Repo, remote: str, commit: str, ref: str, replaces: str | None) -> None:
+def _signed_push(repo: Repo, remote: str, commit: str, ref: str, key: SigningKey | None,
+                 **how: Any) -> worktrees.Pushed:
+    """A push with a certificate signed by the anchor's ``key`` when the remote asks (its guard's anchor option
+    knows the anchor by that signature, never by a commit's author)."""
+    if key is None:
+        return worktrees.push(repo, remote, commit, ref, **how)
+    from gitive.core.home import gitive_home
+
+    with pushcert.signing_config(key, gitive_home() / "tmp") as signing:
+        return worktrees.push(repo, remote, commit, ref, signing=signing, **how)
+
+
+def push_draft(repo: Repo, remote: str, commit: str, ref: str, replaces: str | None,
+               key: SigningKey | None = None) -> None:
     """Push a draft to ``refs/heads/hive/<task>``; ``replaces`` is the tip it overwrites (a lease), if any.
 
     Raises:
@@ -102,8 +151,8 @@ def push_draft(repo: Repo, remote: str, commit: str, ref: str, replaces: str | N
         GitiveError: the remote refused it.
     """
     check_free_push(ref)
-    pushed = worktrees.push(repo, remote, commit, ref, lease=replaces if replaces else None,
-                            force=replaces is not None)
+    pushed = _signed_push(repo, remote, commit, ref, key, lease=replaces if replaces else None,
+                          force=replaces is not None)
     if not pushed.ok:
         raise GitiveError(f"pushing {ref} was refused: {pushed.detail}")
 
@@ -132,7 +181,7 @@ def check_approved(repo: Repo, auth: Authorization | None, base: str, head: str,
 
 
 def land(repo: Repo, remote: str, auth: Authorization | None, base: str, head: str, target: str,
-         protected: Iterable[str], extra_outside: Iterable[str] = ()) -> None:
+         protected: Iterable[str], extra_outside: Iterable[str] = (), key: SigningKey | None = None) -> None:
     """Approved tier: fast-forward ``target`` on ``remote`` from ``base`` to ``head`` (refused if it moved).
 
     Raises:
@@ -142,7 +191,7 @@ def land(repo: Repo, remote: str, auth: Authorization | None, base: str, head: s
     check_approved(repo, auth, base, head, target, protected, extra_outside)
     if not worktrees.contains(repo, head, base):
         raise TierRefused("a landing is a fast-forward only, and this change does not descend from its base")
-    pushed = worktrees.push(repo, remote, head, f"refs/heads/{target}", lease=base)
+    pushed = _signed_push(repo, remote, head, f"refs/heads/{target}", key, lease=base)
     if not pushed.ok:
         raise GitiveError(f"landing on {target} was refused: {pushed.detail}")
 

@@ -176,8 +176,15 @@ def _start(ctx: Context, task: dict[str, Any], steps: list[dict[str, Any]], atte
     job = drafting.Job(str(hive.project.path), ctx.remote, task, branch, start_from, attempt, worker, ctx.settings,
                        drafts.Signer(hive.key, hive.team_id), gitive_home() / "worktrees" / task["repo"][:12],
                        replaces=watched_tip(anchor, ctx.remote, branch), apply=apply,
-                       messages=_messages(ctx, task))
+                       messages=_messages(ctx, task), outside=_outside(ctx, task))
     work_of(anchor).submit(job)
+
+
+def _outside(ctx: Context, task: dict[str, Any]) -> tuple[str, ...]:
+    """This anchor's ``prepared.outside`` and the Outside paths the team's admins recorded for the project."""
+    from gitive.anchor.prepared import outside_paths
+
+    return (*ctx.settings.outside, *outside_paths.team_paths(ctx.index, ctx.anchor.hive.team_id, task["repo"]))
 
 
 def _title(task: dict[str, Any]) -> str:
@@ -285,10 +292,11 @@ def _act(ctx: Context, task: dict[str, Any], draft: dict[str, Any], auth: tiers.
     try:
         if ctx.settings.action == "propose":
             out = tiers.propose(repo, auth, base, head, target, _propose_command(ctx, task, draft, target),
-                                Path(repo.workdir or repo.path), extra_outside=ctx.settings.outside)
+                                Path(repo.workdir or repo.path), extra_outside=_outside(ctx, task))
             state, note = "proposed", out
         else:
-            tiers.land(repo, ctx.remote, auth, base, head, target, ctx.settings.protected, ctx.settings.outside)
+            tiers.land(repo, ctx.remote, auth, base, head, target, ctx.settings.protected, _outside(ctx, task),
+                       key=ctx.anchor.hive.key)
             state, note = "landed", f"landed on {target}"
     except tiers.TierRefused as exc:
         _refuse(ctx, task, draft, str(exc))

@@ -9,6 +9,9 @@ workers:
     command: ["claude", "-p", "--output-format", "json", "--permission-mode", "acceptEdits"]
     secrets: [ANTHROPIC_API_KEY]     # taken from the anchor's environment, by name; nothing else is passed
     budget: 1800
+    sandbox:
+      read: ["/opt/claude"]          # read-only paths beside the system's (its install, its interpreter)
+      network: host                  # none (the default: a network of its own, loopback only) or host
 prepared:
   worker: fix-test                   # the worker of a task that names none (`gitive hand` without --worker)
 ```
@@ -20,8 +23,10 @@ locally (``$GITIVE_HOME/prepared/<task>.log``, 0600) with every secret's value r
 written anywhere. Past its budget the whole process group is killed. A worker that needs a person's decision
 writes the question to ``$GITIVE_QUESTION_FILE`` and exits; the task stops there.
 
-Workers are configured on the anchor machine only, like watchers: they run with the anchor user's rights, and
-the shared repository (which anyone who can push could change) never names a command to run.
+Every run (the worker, and the tests before and after it) is inside bubblewrap (:mod:`.sandbox`): it cannot
+read ``$GITIVE_HOME``, the anchor's environment, its repository's config or other processes, and reaches the
+network only with ``network: host``. Workers are configured on the anchor machine only, like watchers: the
+shared repository (which anyone who can push could change) never names a command to run.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import stat
 import subprocess
 import tempfile
 import time
@@ -37,11 +43,13 @@ from pathlib import Path
 from typing import Any
 
 from gitive.anchor.base.configuration import ConfigError, command_words
+from gitive.anchor.prepared import sandbox
 from gitive.core.ids import is_name
 
 DEFAULT_BUDGET = 1800  # seconds
 MAX_BUDGET = 24 * 3600
-_WORKER_KEYS = {"command", "secrets", "budget"}
+_WORKER_KEYS = {"command", "secrets", "budget", "sandbox"}
+_SANDBOX_KEYS = {"read", "network"}
 _ENV_NAME_OK = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _PASSED = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT")
 QUESTION_FILE = "GITIVE_QUESTION_FILE"
@@ -54,6 +62,7 @@ class Worker:
     command: tuple[str, ...]
     secrets: tuple[str, ...] = ()
     budget: int = DEFAULT_BUDGET
+    policy: sandbox.Policy = field(default_factory=sandbox.Policy)
 
 
 @dataclass(frozen=True)
@@ -101,7 +110,7 @@ def _worker(path: Path, name: Any, spec: Any) -> Worker:
     unknown = set(spec) - _WORKER_KEYS
     if unknown:
         raise ConfigError(f"{where} has unknown keys {', '.join(sorted(map(str, unknown)))}; known: command, "
-                          "secrets, budget")
+                          "secrets, budget, sandbox")
     words = command_words(f"{where}: `command`", spec["command"])
     secrets = spec.get("secrets") or []
     if not isinstance(secrets, list) or not all(isinstance(s, str) and s and set(s) <= _ENV_NAME_OK
@@ -110,7 +119,22 @@ def _worker(path: Path, name: Any, spec: Any) -> Worker:
     budget = spec.get("budget", DEFAULT_BUDGET)
     if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_BUDGET:
         raise ConfigError(f"{where}: `budget` must be a whole number of seconds from 1 to {MAX_BUDGET}")
-    return Worker(name, words, tuple(secrets), budget)
+    return Worker(name, words, tuple(secrets), budget, _policy(where, spec.get("sandbox")))
+
+
+def _policy(where: str, spec: Any) -> sandbox.Policy:
+    if spec is None:
+        return sandbox.Policy()
+    if not isinstance(spec, dict) or set(spec) - _SANDBOX_KEYS:
+        raise ConfigError(f"{where}: `sandbox` takes `read` (a list of absolute paths) and `network` "
+                          f"({' or '.join(sandbox.NETWORKS)})")
+    read = spec.get("read") or []
+    if not isinstance(read, list) or not all(isinstance(r, str) and r.startswith("/") for r in read):
+        raise ConfigError(f"{where}: `sandbox.read` must be a list of absolute paths")
+    network = spec.get("network", "none")
+    if network not in sandbox.NETWORKS:
+        raise ConfigError(f"{where}: `sandbox.network` must be {' or '.join(sandbox.NETWORKS)}, not {network!r}")
+    return sandbox.Policy(tuple(read), network)
 
 
 def environment(worker: Worker | None, home: Path, extra: dict[str, str], source: dict[str, str] | None = None
@@ -163,19 +187,46 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
 
 
 def run(command: list[str] | tuple[str, ...], cwd: Path, env: Environment, timeout: float, stdin: str = "",
-        question_file: Path | None = None) -> Run:
-    """Run ``command`` in its own process group; killed with its children at ``timeout`` seconds."""
+        question_file: Path | None = None, policy: sandbox.Policy | None = None,
+        mounts: sandbox.Mounts | None = None) -> Run:
+    """Run ``command`` inside the sandbox (:mod:`.sandbox`), in its own process group; killed with its children
+    at ``timeout`` seconds. ``cwd`` and ``HOME`` are writable, ``mounts`` adds to them; ``$GITIVE_HOME`` is
+    never visible."""
     start = time.monotonic()
     if timeout <= 0:
         return Run(None, 0.0)
+    try:
+        argv = sandbox.command(policy or sandbox.Policy(), _mounts(cwd, env, mounts), cwd, command)
+    except FileNotFoundError as exc:
+        return Run(None, 0.0, problem=str(exc))
+    code, data = _spawn(argv, cwd, env, timeout, stdin)
+    if code == "cannot start":
+        return Run(None, 0.0, problem=f"cannot start {command[0]!r}: {data.decode()}")
+    text = scrub(data[-KEEP_LOG:].decode("utf-8", "replace"), env.secrets)
+    question = scrub(read_plain(question_file, 8000), env.secrets).strip()[:2000] if question_file else ""
+    return Run(code if not isinstance(code, str) else None, time.monotonic() - start, question, text)
+
+
+def _mounts(cwd: Path, env: Environment, extra: sandbox.Mounts | None) -> sandbox.Mounts:
+    from gitive.core.home import gitive_home
+
+    extra = extra or sandbox.Mounts(())
+    return sandbox.Mounts((cwd, Path(env.values["HOME"]), *extra.writable), extra.read,
+                          (*extra.hidden, gitive_home()))
+
+
+def _spawn(argv: list[str], cwd: Path, env: Environment, timeout: float, stdin: str
+           ) -> tuple[int | str | None, bytes]:
+    """Start ``argv`` (bwrap, with the worker's environment only: its pid 1 inside shows nothing else) and wait;
+    the exit code (None: killed at ``timeout``) and its output."""
     out_path = Path(env.values["HOME"]) / f"out-{os.getpid()}-{time.monotonic_ns()}"
     try:
         with out_path.open("w+b") as out:
             try:
-                proc = subprocess.Popen(list(command), cwd=cwd, env=env.values, stdin=subprocess.PIPE,
-                                        stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+                proc = subprocess.Popen(argv, cwd=cwd, env=env.values, stdin=subprocess.PIPE, stdout=out,
+                                        stderr=subprocess.STDOUT, start_new_session=True)
             except OSError as exc:
-                return Run(None, 0.0, problem=f"cannot start {command[0]!r}: {exc.strerror or exc}")
+                return "cannot start", str(exc.strerror or exc).encode()
             try:
                 if proc.stdin is not None:
                     with contextlib.suppress(BrokenPipeError):
@@ -188,11 +239,19 @@ def run(command: list[str] | tuple[str, ...], cwd: Path, env: Environment, timeo
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)  # what it left running in the background goes too
             out.seek(0)
-            data = out.read()
+            return code, out.read()
     finally:
         out_path.unlink(missing_ok=True)
-    text = scrub(data[-KEEP_LOG:].decode("utf-8", "replace"), env.secrets)
-    question = ""
-    if question_file is not None and question_file.exists():
-        question = scrub(question_file.read_text(encoding="utf-8", errors="replace").strip(), env.secrets)[:2000]
-    return Run(code, time.monotonic() - start, question, text)
+
+
+def read_plain(path: Path, limit: int) -> str:
+    """At most ``limit`` bytes of ``path`` if it is a regular file, never through a symbolic link: the worker
+    wrote it, and a link to ``machine.key`` must not become a question its owner is shown."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        return fh.read(limit).decode("utf-8", "replace")
