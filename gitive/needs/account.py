@@ -96,3 +96,21 @@ def for_item(index: sqlite3.Connection, item: str, person: str | None = None) ->
              and (person is None or d["person"] == person)]
     record = ledger_reads.item_records(index, [item]).get(item)
     return of(found[0] if found else None, record, item)
+
+
+def inbox(index: sqlite3.Connection, delivered: list[dict[str, Any]], person: str, now: int,
+          days: int = 7) -> list[dict[str, Any]]:
+    """``gitive inbox``'s items: what this machine showed (``delivered``, :func:`gitive.daemon.anchor_items.items`)
+    and what in shadow would have been delivered in the last ``days``, newest first, each with its account."""
+    found = {a.item: a for a in accounts(index, person, since=now - days * 86_400_000)}
+    rows = []
+    for row in delivered:
+        a = found.get(row["item"])
+        rows.append(row | {"account": a.words if a else words_of({"branch": row["branch"], "shadow": False})})
+    shown = {row["item"] for row in delivered}
+    for a in found.values():
+        if a.state == "would-deliver" and a.item not in shown:
+            rows.append({"item": a.item, "branch": a.branch, "anchor": None, "decided_at": a.at, "title": a.title,
+                         "kind": a.kind, "rule": None, "state": "would-deliver", "shown_at": None, "sessions": [],
+                         "account": a.words})
+    return sorted(rows, key=lambda r: (-(r["decided_at"] or 0), r["item"]))
