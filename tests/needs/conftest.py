@@ -12,6 +12,7 @@ import pytest
 
 from testing import anchor as anchoring
 from testing import needs
+from tests.ui.conftest import browser, serve  # noqa: F401 - the dashboard's fixtures: a real gitive ui, Chromium
 
 
 @pytest.fixture(scope="session")
