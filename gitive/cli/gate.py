@@ -206,6 +206,9 @@ def why(item: str = typer.Argument(..., help="Any id a surface shows (at least 6
     with daemon_db.connect() as db:
         shown = {i["item"]: i for i in anchor_items.items(db, limit=10_000)}
     with opened as (conn, _):
+        told = ids.notice(conn, item)
+        if told is not None:
+            return _notice(told, as_json)
         resolved = ids.resolve(conn, item)
         found = explaining.explain(conn, resolved.item)
         now = account.for_item(conn, found["item"])
@@ -243,6 +246,22 @@ def why(item: str = typer.Argument(..., help="Any id a surface shows (at least 6
         console.print(f"  shown on this machine {_when(shown_here['shown_at'])} ({sessions})")
     elif shown_here:
         console.print("  on this machine: waiting for your next breakpoint")
+    return 0
+
+
+def _notice(told: dict[str, Any], as_json: bool) -> int:
+    """``why`` of an anchor's notice: not a gate item; it went straight to the sessions its work concerns."""
+    from gitive.needs import ids
+
+    because = ids.NOTICE_WHY.get(told["from"], "the anchor's own notice to the sessions its work concerns")
+    if as_json:
+        emit_json(told | {"why": because})
+        return 0
+    console.print(f"notice {told['id']} from the team's anchor ({told['from']}) to {escape(str(told['to']))}, "
+                  f"{_when(told['at'])}")
+    console.print(f"  why: {escape(because)}")
+    console.print("  not a gate item: the anchor sends it to those sessions at their next turn, never to a person")
+    console.print(f"  {escape(str(told['body']))}")
     return 0
 
 

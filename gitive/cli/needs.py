@@ -25,15 +25,14 @@ def collect() -> tuple[str, int, list[Any]]:
     """(person, now, the queue) for this machine's person, after a fresh look at the index."""
     from gitive.anchor.gate import gestures
     from gitive.core.clock import now_ms
-    from gitive.daemon import db as daemon_db
     from gitive.index.refresh import fresh_index
-    from gitive.needs import queue
+    from gitive.needs import local, queue
     from gitive.team.hive import open_hive
     from gitive.team.projects import project_id
 
     hive = open_hive()
     now = now_ms()
-    with fresh_index(hive) as (conn, _), daemon_db.connect() as db:
+    with fresh_index(hive) as (conn, _), local.open_readonly() as db:
         person = gestures.person_here(conn, hive.me)
         found = queue.build(conn, db, person, now, repo=hive.project, project=project_id(hive.project))
     return person, now, found

@@ -62,23 +62,6 @@ def connect() -> Iterator[sqlite3.Connection]:
         conn.close()
 
 
-@contextmanager
-def connect_readonly() -> Iterator[sqlite3.Connection | None]:
-    """This machine's daemon database opened read-only (``mode=ro``), or None when there is none yet: for readers
-    that must never write it (the dashboard), nor create it."""
-    from gitive.core.home import gitive_home
-
-    path = gitive_home() / "daemon.sqlite"
-    if not path.exists():
-        yield None
-        return
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
-    try:
-        yield conn
-    finally:
-        conn.close()
-
-
 def meta_get(conn: sqlite3.Connection, key: str, default: str = "") -> str:
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return row[0] if row else default

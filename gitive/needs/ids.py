@@ -80,6 +80,31 @@ def _about(source_kind: str) -> Callable[[sqlite3.Connection, str], set[str]]:
     return find
 
 
+def notice(index: sqlite3.Connection, text: str) -> dict[str, Any] | None:
+    """The anchor's notice (a speculative merge, a rescue) with message id ``text``, or None: what ``gitive why``
+    says of an id an anchor's notice showed. Only a message an *anchor* machine signed counts."""
+    ident = text.strip().upper()
+    if len(ident) != 26 or not ident.isalnum():
+        return None
+    for row in index.execute(VERIFIED + " AND e.kind = 'message' AND json_extract(e.envelope, '$.body.record.id') = ?",
+                             (ident,)):
+        role = index.execute("SELECT role FROM members WHERE machine = ?", (row[0],)).fetchone()
+        record = json.loads(row[6])["body"]["record"]
+        if role and role[0] == "anchor" and str(record.get("from", "")).startswith("anchor/"):
+            return {"id": ident, "from": record["from"], "to": record.get("to"), "body": record.get("body"),
+                    "at": row[5], "anchor": row[0]}
+    return None
+
+
+NOTICE_WHY = {
+    "anchor/merges": "the anchor merged two pushed branches of different people in a scratch worktree and the merge "
+                     "conflicts or fails the tests that pass on each branch; it tells the live sessions on them, once "
+                     "per session and pair (docs/prepared.md)",
+    "anchor/rescue": "this session kept hitting the same failure, and the anchor found what the team already knows "
+                     "about it (docs/prepared.md)",
+}
+
+
 def _none_found(index: sqlite3.Connection, prefix: str) -> str:
     ob = index.execute("SELECT id FROM obligations WHERE id LIKE ? LIMIT 1", (prefix + "%",)).fetchone()
     if ob:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from gitive.needs import account
+from gitive.needs import account, local
 
 if TYPE_CHECKING:
     from gitive.store.types import Repo
@@ -67,12 +67,9 @@ def drafts(index: sqlite3.Connection, person: str, project: str | None) -> list[
 
 
 def held(db: sqlite3.Connection | None) -> list[Need]:
-    if db is None or not _has(db, "inbox"):
-        return []
-    rows = db.execute("SELECT id, sender, to_session, body, reason, received_at FROM inbox WHERE state = 'held' "
-                      "ORDER BY received_at").fetchall()
-    return [Need("held", r[0], int(r[5]), f"held from {r[1]} to your session {r[2]}: {r[4]}", f"gitive release {r[0]}",
-                 _line(r[3]), waits=1, state="held") for r in rows]
+    return [Need("held", m["id"], int(m["received_at"]), f"held from {m['from']} to your session {m['to_session']}: "
+                 f"{m['reason']}", f"gitive release {m['id']}", _line(m["body"]), waits=1, state="held")
+            for m in local.received(db, 1000, ("held",))]
 
 
 def obligations(index: sqlite3.Connection, person: str, now: int) -> list[Need]:
@@ -122,14 +119,11 @@ def items(index: sqlite3.Connection, db: sqlite3.Connection | None, person: str,
 
 
 def messages(db: sqlite3.Connection | None) -> list[Need]:
-    if db is None or not _has(db, "inbox"):
-        return []
-    rows = db.execute("SELECT id, sender, to_session, body, received_at, state FROM inbox WHERE state IN "
-                      "('queued', 'inflight', 'delivered') ORDER BY received_at").fetchall()
     seen: dict[str, Need] = {}
-    for r in rows:  # one row per message, whichever of this machine's sessions it went to
-        seen.setdefault(r[0], Need("message", r[0], int(r[4]), f"from {r[1]} to your session {r[2]}, not read yet",
-                                   f"gitive inbox --thread {r[0]}", _line(r[3]), state=str(r[5])))
+    for m in local.received(db, 1000, local.UNREAD):  # one row per message, whichever session it went to
+        seen.setdefault(m["id"], Need("message", m["id"], int(m["received_at"]), f"from {m['from']} to your session "
+                                      f"{m['to_session']}, not read yet", f"gitive inbox --thread {m['id']}",
+                                      _line(m["body"]), state=str(m["state"])))
     return list(seen.values())
 
 

@@ -2,7 +2,7 @@
 their acks, read-only.
 
 Received and held mail live in this machine's daemon database (opened ``mode=ro``: the page cannot change a state),
-sent mail in the verified mail log (:func:`gitive.daemon.mailbox.sent`). Every body is a teammate's text and is
+sent mail in the verified mail log (both through :mod:`gitive.needs.local`, never loading the daemon). Every body is a teammate's text and is
 escaped. Answering, releasing and searching stay at the terminal; each row names the command.
 """
 
@@ -11,8 +11,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from gitive.daemon import db as daemon_db
-from gitive.daemon import mailbox
+from gitive.needs import local
 from gitive.team.hive import Hive
 from gitive.ui.html import ago, badge, command, empty, h, stat
 from gitive.ui.html import table as html_table
@@ -21,21 +20,12 @@ SHOWN = 100
 SEND = 'gitive send alice/api-claude "did you change the token format?"'
 
 
-def _received(db: sqlite3.Connection | None) -> list[dict[str, Any]]:
-    if db is None or not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'inbox'").fetchone():
-        return []
-    rows = db.execute("SELECT id, sender, to_session, state, body, reason, reply_to, received_at FROM inbox "
-                      "ORDER BY received_at DESC LIMIT ?", (SHOWN,)).fetchall()
-    keys = ("id", "from", "to_session", "state", "body", "reason", "reply_to", "received_at")
-    return [dict(zip(keys, r, strict=True)) for r in rows]
-
-
 def collect(hive: Hive, conn: sqlite3.Connection, now: int) -> dict[str, Any]:
-    with daemon_db.connect_readonly() as db:
-        received = _received(db)
-    sent = mailbox.sent(conn, hive.me, limit=SHOWN)
+    with local.open_readonly() as db:
+        received = local.received(db, SHOWN)
+    sent = local.sent(conn, hive.me, limit=SHOWN)
     return {"view": "mail", "received": received, "held": [m for m in received if m["state"] == "held"],
-            "sent": sent, "unread": sum(1 for m in received if m["state"] in ("queued", "inflight", "delivered")),
+            "sent": sent, "unread": sum(1 for m in received if m["state"] in local.UNREAD),
             "now": now}
 
 

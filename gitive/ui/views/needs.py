@@ -11,9 +11,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from gitive.daemon import db as daemon_db
 from gitive.errors import GitiveError
-from gitive.needs import queue
+from gitive.needs import local, queue
 from gitive.team.hive import Hive
 from gitive.ui.html import ago, badge, command, empty, h, short, stat
 from gitive.ui.html import table as html_table
@@ -38,7 +37,7 @@ def collect(hive: Hive, conn: sqlite3.Connection, now: int) -> dict[str, Any]:
         person = person_of(conn, hive.me)
     except GitiveError as exc:
         return {"view": "next", "person": None, "reason": str(exc), "rows": [], "counts": {}, "now": now}
-    with daemon_db.connect_readonly() as db:
+    with local.open_readonly() as db:
         rows = queue.build(conn, db, person, now, repo=hive.project)
     counts = {kind: sum(1 for r in rows if r.kind == kind) for kind in queue.KINDS}
     return {"view": "next", "person": person, "rows": [r.as_json(now) for r in rows], "counts": counts, "now": now}
