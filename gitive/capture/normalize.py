@@ -108,6 +108,21 @@ def _doing(tool_input: dict[str, Any]) -> str | None:
     return None
 
 
+OPEN_STEPS = ("pending", "in_progress")  # Claude's TodoWrite, Codex's update_plan, Gemini CLI's write_todos
+
+
+def _plan(tool_input: dict[str, Any]) -> dict[str, int] | None:
+    """A plan tool's steps and how many are not done, or None when the call carries no list of steps.
+
+    Presence publishes the count as ``open_steps`` (never the steps' words), so a session that ends with work
+    left and no handoff becomes dangling work the anchor can see (gitive/anchor/obligations/dangling.py)."""
+    todos = tool_input.get("todos") if "todos" in tool_input else tool_input.get("plan")
+    if not isinstance(todos, list):
+        return None
+    steps = [t for t in todos if isinstance(t, dict)]
+    return {"steps": len(steps), "open": sum(1 for t in steps if t.get("status") in OPEN_STEPS)}
+
+
 def tool_fields(adapter: Adapter, payload: dict[str, Any], root: Path | None) -> dict[str, Any]:
     name_key, input_key, response_key = adapter.tool_fields
     name = str(payload.get(name_key) or "")
@@ -130,6 +145,8 @@ def tool_fields(adapter: Adapter, payload: dict[str, Any], root: Path | None) ->
         fields["command"] = {"command": redact_text(str(command or ""))[:2000], "exit_code": _exit_code(response)}
     if lowered in PLAN_TOOLS and (doing := _doing(tool_input)):
         fields["doing"] = doing
+    if lowered in PLAN_TOOLS and (plan := _plan(tool_input)) is not None:
+        fields["plan"] = plan
     fields["output"] = {"text": _output_text(response)}
     return fields
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import typer
 
-from gitive.cli.output import console, emit_json
+from gitive.cli.output import console, emit_json, escape
 from gitive.cli.person import passphrase_stdin as passphrase_option
 
 prefs_app = typer.Typer(help="Your gate preferences: quiet hours, daily budget, alarms, mutes, channels.\n\n"
@@ -188,34 +188,47 @@ def _share(hive: Any) -> None:
 # --- why ------------------------------------------------------------------------------------------------------
 
 
-def why(item: str = typer.Argument(..., help="The item's id (at least 6 characters), from gitive inbox or "
-                                             "gitive digest."),
+def why(item: str = typer.Argument(..., help="Any id a surface shows (at least 6 characters): an item's (gitive "
+                                             "next, inbox, digest), an obligation's (gitive owed), a task's or a "
+                                             "ledger entry's (gitive log --log ledger)."),
         as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> int:
-    """Why the anchor told you something, or why it did not: every decision about the item, with its rule.
+    """Why the anchor told you something, or why it did not: where the item stands now, then every decision
+    about it, with its rule.
 
     Example: gitive why 7bcecec1
     """
     from gitive.anchor.gate import why as explaining
     from gitive.daemon import anchor_items
     from gitive.daemon import db as daemon_db
+    from gitive.needs import account, ids
 
     _, opened = _opened()
     with daemon_db.connect() as db:
         shown = {i["item"]: i for i in anchor_items.items(db, limit=10_000)}
     with opened as (conn, _):
-        found = explaining.explain(conn, item)
+        told = ids.notice(conn, item)
+        if told is not None:
+            return _notice(told, as_json)
+        resolved = ids.resolve(conn, item)
+        found = explaining.explain(conn, resolved.item)
+        now = account.for_item(conn, found["item"])
     found["shown"] = shown.get(found["item"])
+    found["via"], found["account"] = resolved.via, now._asdict()
     if as_json:
         emit_json(found)
         return 0
     record = found["record"] or {}
-    console.print(f"item {found['item'][:12]} for {record.get('owner', '?')}: {record.get('title', '(no record here)')}")
+    via = f" (from its {resolved.via} id)" if resolved.via != "item" else ""
+    console.print(f"item {found['item'][:12]}{via} for {record.get('owner', '?')}: "
+                  f"{escape(record.get('title', '(no record here)'))}")
+    console.print(f"  now: {escape(now.words)}")
     if record:
         source = record.get("source") or {}
         console.print(f"  from {source.get('kind')} {source.get('ref', '')}, kind {record.get('kind')}, "
                       f"about {', '.join(a['kind'] + ':' + a['id'][:12] for a in record.get('about') or []) or '-'}")
     for d in found["decisions"]:
-        console.print(f"  {_when(d['at'])} anchor {d['anchor'][:12]}: [bold]{d['branch']}[/] — {d['says']}")
+        says = account.words_of(d) if account.state_of(d) == "would-deliver" else d["says"]
+        console.print(f"  {_when(d['at'])} anchor {d['anchor'][:12]}: [bold]{d['branch']}[/] — {escape(says)}")
         console.print(f"      rule: {d['rule']}" + (f"; urgency {d['urgency']}" if d.get("urgency") else ""))
         for b in d.get("because") or []:
             console.print(f"      because {b['rule']} ({b.get('kind')} {str(b.get('id'))[:16]})")
@@ -233,6 +246,22 @@ def why(item: str = typer.Argument(..., help="The item's id (at least 6 characte
         console.print(f"  shown on this machine {_when(shown_here['shown_at'])} ({sessions})")
     elif shown_here:
         console.print("  on this machine: waiting for your next breakpoint")
+    return 0
+
+
+def _notice(told: dict[str, Any], as_json: bool) -> int:
+    """``why`` of an anchor's notice: not a gate item; it went straight to the sessions its work concerns."""
+    from gitive.needs import ids
+
+    because = ids.NOTICE_WHY.get(told["from"], "the anchor's own notice to the sessions its work concerns")
+    if as_json:
+        emit_json(told | {"why": because})
+        return 0
+    console.print(f"notice {told['id']} from the team's anchor ({told['from']}) to {escape(str(told['to']))}, "
+                  f"{_when(told['at'])}")
+    console.print(f"  why: {escape(because)}")
+    console.print("  not a gate item: the anchor sends it to those sessions at their next turn, never to a person")
+    console.print(f"  {escape(str(told['body']))}")
     return 0
 
 
@@ -261,13 +290,35 @@ def digest(ctx: typer.Context,
     with opened as (conn, _):
         person = gestures.person_here(conn, hive.me)
         found = digests.build(conn, person, now, now - hours * 3_600_000, hive.project, live)
+        _accounts(conn, found, person, now - hours * 3_600_000)
     if as_json:
         emit_json(found)
     elif markdown:
-        typer.echo(digests.markdown(found, _when), nl=False)
+        typer.echo(digests.markdown(found, _when) + _shadow_markdown(found), nl=False)
     else:
         _show_digest(found)
     return 0
+
+
+def _accounts(conn: Any, found: dict[str, Any], person: str, since: int) -> None:
+    """Every line of the digest with its account (gitive/needs/account.py), and what in shadow would have been
+    delivered: counted apart from what was, and listed with ids, as gitive inbox and gitive next list them."""
+    from gitive.needs import account
+
+    for line in found["lines"]:
+        line["account"] = account.words_of(line)
+    would = [a for a in account.accounts(conn, person, since) if a.state == "would-deliver"]
+    found["would_deliver"] = [{"item": a.item, "title": a.title, "kind": a.kind, "branch": a.branch, "at": a.at,
+                               "account": a.words} for a in would]
+    found["delivered"] -= len(would)
+
+
+def _shadow_markdown(found: dict[str, Any]) -> str:
+    if not found["would_deliver"]:
+        return ""
+    out = ["", f"## Would have been delivered ({len(found['would_deliver'])}): your gate is in shadow", ""]
+    out += [f"- `{w['item'][:12]}` {w['title']} (`gitive why {w['item'][:12]}`)" for w in found["would_deliver"]]
+    return "\n".join([*out, "", "`gitive gate live` turns delivery on."]) + "\n"
 
 
 def _show_digest(found: dict[str, Any]) -> None:
@@ -279,12 +330,19 @@ def _show_digest(found: dict[str, Any]) -> None:
     else:
         console.print("[yellow]No digest note from an anchor yet[/]: nothing says what it checked (is one running? "
                       "`gitive anchor status` on it).")
+    would = found["would_deliver"]
     console.print(f"[bold]{len(found['lines'])} not delivered[/], most unblocking first "
-                  f"({found['delivered']} delivered):")
+                  f"({found['delivered']} delivered" + (f", {len(would)} would have been: your gate is in shadow"
+                                                        if would else "") + "):")
     for line in found["lines"]:
-        until = f" until {_when(line['until'])}" if line.get("until") else ""
-        console.print(f"  {line['item'][:12]} {line['state']:<9}{until} {line['title']}  [dim]unblocks "
-                      f"{line['unblocks']}; {line['rule']}[/]")
+        console.print(f"  {line['item'][:12]} {escape(line['title'])}\n      {escape(line['account'])}  [dim]unblocks "
+                      f"{line['unblocks']}; {line['rule']}; gitive why {line['item'][:12]}[/]")
+    if would:
+        console.print(f"[bold]{len(would)} would have been delivered[/] (your gate is in shadow; `gitive gate live` "
+                      "turns delivery on):")
+    for w in would:
+        console.print(f"  {w['item'][:12]} {escape(w['title'])}\n      {escape(w['account'])}  "
+                      f"[dim]gitive why {w['item'][:12]}[/]")
     for o in found["lapsing"]:
         console.print(f"  lapsing {o['id'][:12]} {o['action']} (expires {_when(o['expires'])})")
     for lesson in found["lessons"]:
@@ -305,12 +363,13 @@ def digest_mark(item: str = typer.Argument(..., help="The item's id (at least 6 
     from gitive.daemon import anchor_items
     from gitive.daemon import db as daemon_db
     from gitive.errors import GitiveError
+    from gitive.needs import ids
 
     if verdict not in ("wanted", "unwanted"):
         raise GitiveError(f"mark {verdict!r}: use wanted or unwanted")
     _, opened = _opened()
     with opened as (conn, _):
-        found = explaining.explain(conn, item)
+        found = explaining.explain(conn, ids.resolve(conn, item).item)
     with daemon_db.connect() as db:
         anchor_items.mark(db, found["item"], verdict == "wanted", _now())
     if as_json:

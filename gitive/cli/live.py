@@ -200,13 +200,16 @@ def _listing(rows: list[dict[str, Any]], as_json: bool, empty: str, line: Any) -
 
 
 def _items(as_json: bool, heading: bool = False) -> int:
-    """The anchor's items for this machine's person (taken from the ledger now, so no daemon is needed)."""
+    """The anchor's items for this machine's person (taken from the ledger now, so no daemon is needed): those
+    delivered here, and those that in shadow would have been, each with its id and its account."""
     from datetime import UTC, datetime
 
+    from gitive.core.clock import now_ms
     from gitive.daemon import anchor_items
     from gitive.daemon import db as daemon_db
     from gitive.errors import GitiveError
     from gitive.index.refresh import fresh_index
+    from gitive.needs import account
     from gitive.team.hive import open_hive
 
     try:
@@ -219,7 +222,7 @@ def _items(as_json: bool, heading: bool = False) -> int:
         row = conn.execute("SELECT person FROM members WHERE machine = ? AND active = 1", (hive.me,)).fetchone()
         if row:
             anchor_items.take(conn, db, hive.team_id, row[0])
-        rows = anchor_items.items(db)
+        rows = account.inbox(conn, anchor_items.items(db), row[0], now_ms()) if row else []
     if as_json:
         emit_json(rows)
         return 0
@@ -229,9 +232,9 @@ def _items(as_json: bool, heading: bool = False) -> int:
         console.print("no items from the anchor")
     for r in rows:
         when = datetime.fromtimestamp(r["decided_at"] / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
-        state = "shown" if r["state"] == "shown" else "waiting for a breakpoint"
-        console.print(f"{r['item'][:12]} {escape(r['branch']):<9} {when} {escape(r['title'][:90])}  "
-                      f"[dim]{state}; gitive why {r['item'][:12]}[/]")
+        here = {"shown": "; shown here", "waiting": "; waiting for a breakpoint here"}.get(r["state"], "")
+        console.print(f"{r['item'][:12]} {when} {escape(r['title'][:90])}\n    {escape(r['account'])}{here}  "
+                      f"[dim]gitive why {r['item'][:12]}[/]")
     return 0
 
 

@@ -53,6 +53,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "routing": ("routing",),
     "gate": ("prefs", "why", "digest", "gate"),
     "prepared": ("hand", "handoff", "standing"),
+    "needs": ("next",),
 }
 # modules that are one Typer group, named like the module
 _GROUPS = {"daemon", "lessons", "review", "project", "person", "index", "server", "skills", "anchor", "routing"}

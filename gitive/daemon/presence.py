@@ -63,6 +63,8 @@ def collect(conn: sqlite3.Connection, taken_by_peers: set[str], now: int | None 
         item["ended"] = action == "session.end"
         if event.get("doing"):
             item["doing"] = str(event["doing"])[:200]
+        if isinstance(event.get("plan"), dict) and isinstance(event["plan"].get("open"), int):
+            item["open_steps"] = max(0, event["plan"]["open"])  # the newest plan wins: steps get done
         for path in (event.get("file") or {}).get("paths", []):
             if is_credential_path(path):
                 continue
@@ -94,7 +96,7 @@ def collect(conn: sqlite3.Connection, taken_by_peers: set[str], now: int | None 
             "files": item["files"][-MAX_FILES:], "modified": item["modified"][-MAX_FILES:], "turn": item["turn"],
             "doing": item["doing"], "started": item["started"], "last_seen": item["last_seen"],
             "claims": claims.held(conn, name, now),
-        })
+        } | ({"open_steps": item["open_steps"]} if "open_steps" in item else {}))
     claims.release_ended(conn, {s["name"] for s in out})
     return out
 
@@ -108,7 +110,8 @@ def snapshot(me: str, person: str, machine_name: str, sessions: list[dict[str, A
         public.append({k: s[k] for k in ("name", "harness", "project", "repo_label", "branch", "head", "files",
                                          "modified", "turn", "doing", "started", "last_seen")}
                       | {"address": f"{person}/{s['name']}", "claims": s.get("claims") or []}
-                      | ({"stuck": list(s["stuck"])} if s.get("stuck") else {}))
+                      | ({"stuck": list(s["stuck"])} if s.get("stuck") else {})
+                      | ({"open_steps": s["open_steps"]} if isinstance(s.get("open_steps"), int) else {}))
     snap = {"machine": me, "person": person, "machine_name": machine_name, "sessions": public}
     if resolved:
         snap["resolved"] = list(resolved)

@@ -5,7 +5,9 @@ times within 15 minutes and no file was modified in between (reference D-13). It
 signature the quiet pass uses (:func:`gitive.learn.pairs.signature`: the normalized command, the failing test,
 the error class, hashed locally), so a verified lesson drafted from that failure carries the same hash (its tag
 ``signature:<hash>``). A run of turns without any file change is stuck too (signature of kind ``turns``, which
-names the session only, so nothing matches it but the person's own threshold).
+names the session only and starts with ``turns``, so the anchor can tell it apart: it points such a session at
+the verified lessons about the files it keeps reading, or at someone else working on them,
+gitive/anchor/prepared/rescue.py).
 
 When the same command later passes in that session, the signature is published as *resolved* for 24 hours,
 so a teammate stuck on it learns that someone got past it. Presence carries, per session, ``stuck: [hash]``
@@ -37,8 +39,11 @@ def _modified(event: dict[str, Any]) -> bool:
     return isinstance(found, dict) and found.get("op") == "modify" and bool(found.get("paths"))
 
 
+TURNS_PREFIX = "turns"  # a signature of turns without a change: the anchor rescues it by the session's files
+
+
 def turns_signature(session_key: str) -> str:
-    return hashlib.blake2b(json.dumps(["turns", session_key]).encode(), digest_size=12).hexdigest()
+    return TURNS_PREFIX + hashlib.blake2b(json.dumps(["turns", session_key]).encode(), digest_size=12).hexdigest()
 
 
 def _failure(event: dict[str, Any], command: str, code: int) -> str:

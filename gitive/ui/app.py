@@ -30,7 +30,7 @@ from gitive.team.hive import Hive, open_hive
 from gitive.ui import html
 from gitive.ui.changes import Changes
 from gitive.ui.guard import Guard
-from gitive.ui.views import gate, health, memory, obligations, team
+from gitive.ui.views import gate, health, mail, memory, needs, obligations, team
 
 KEEPALIVE_S = 15.0
 Params = dict[str, Any]
@@ -50,11 +50,13 @@ def _memory(hive: Hive, conn: sqlite3.Connection, now: int, p: Params) -> dict[s
 
 
 VIEWS: dict[str, View] = {
+    "next": View("Next", lambda hive, conn, now, p: needs.collect(hive, conn, now), needs.render),
     "team": View("Team", lambda hive, conn, now, p: team.collect(hive, conn, now), team.render),
     "memory": View("Memory", _memory, memory.render),
     "obligations": View("Obligations", lambda hive, conn, now, p: obligations.collect(hive, conn, now),
                         obligations.render),
     "gate": View("Gate", lambda hive, conn, now, p: gate.collect(hive, conn, now), gate.render),
+    "mail": View("Mail", lambda hive, conn, now, p: mail.collect(hive, conn, now), mail.render),
     "health": View("Health", lambda hive, conn, now, p: health.collect(hive, conn, now), health.render),
     "lesson": View("Lesson", lambda hive, conn, now, p: memory.collect_lesson(hive, conn, p["lesson"], now),
                    memory.render_lesson),
@@ -111,10 +113,11 @@ def _endpoint(dash: Dashboard, view: str) -> Callable[[Request], Any]:
 
 
 def _home(request: Request) -> Response:
-    """``/`` is the Team view. The query goes along: ``curl -L`` of the printed address (token in the query, no
-    browser cookie) must reach the view, not a 401 on an address that lost its token."""
+    """``/`` is the Next view (what needs this person now). The query goes along: ``curl -L`` of the printed
+    address (token in the query, no browser cookie) must reach the view, not a 401 on an address that lost its
+    token."""
     query = request.url.query
-    return RedirectResponse("/team" + (f"?{query}" if query else ""), status_code=307)
+    return RedirectResponse("/next" + (f"?{query}" if query else ""), status_code=307)
 
 
 def _events(changes: Changes) -> Callable[[Request], Any]:

@@ -13,8 +13,9 @@ from importlib import resources
 from string import Template
 from typing import Any
 
-VIEWS = (("team", "Team", "/team"), ("memory", "Memory", "/memory"), ("obligations", "Obligations", "/obligations"),
-         ("gate", "Gate", "/gate"), ("health", "Health", "/health"))
+VIEWS = (("next", "Next", "/next"), ("team", "Team", "/team"), ("memory", "Memory", "/memory"),
+         ("obligations", "Obligations", "/obligations"),
+         ("gate", "Gate", "/gate"), ("mail", "Mail", "/mail"), ("health", "Health", "/health"))
 
 
 def h(value: Any) -> str:

@@ -44,7 +44,10 @@ def test_a_fired_obligation_is_decided_once_and_in_shadow_nothing_is_shown(team:
     why = team.bob.json("why", entry["item"][:10])
     assert [d["branch"] for d in why["decisions"]] == ["attention"] and not why["delivered"]
     assert "in shadow" in why["decisions"][0]["says"]
-    assert team.bob.json("inbox", "--items") == []
+    [shadowed] = team.bob.json("inbox", "--items")  # listed, with its id and what would have happened
+    assert shadowed["item"] == entry["item"] and shadowed["state"] == "would-deliver"
+    assert shadowed["account"] == ("would have been delivered: your gate is in shadow (`gitive gate live` to turn "
+                                   "it on)")
     text = team.bob.ok("why", entry["item"][:10]).out
     assert "remove the grace period" in text and "owed-to" in text
 

@@ -28,20 +28,20 @@ def test_keyboard_reaches_every_view_search_and_rows(shared: tuple[Team, Server]
     server = shared[1]
     browser.get(server.url)
     WebDriverWait(browser, 10).until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-live") == "1")
-    _keys(browser, "5")
+    _keys(browser, "7")
     WebDriverWait(browser, 10).until(lambda d: d.current_url.endswith("/health"))
-    _keys(browser, "2")
+    _keys(browser, "3")
     WebDriverWait(browser, 10).until(lambda d: d.current_url.endswith("/memory"))
     _keys(browser, "/")
     assert _active(browser).get_attribute("id") == "q"
     _keys(browser, "make gen", Keys.ENTER)
     WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "table.results"))
-    _keys(browser, "3")  # typing in the search box never switches views; outside it, 3 does
+    _keys(browser, "4")  # typing in the search box never switches views; outside it, 4 does
     WebDriverWait(browser, 10).until(lambda d: d.current_url.endswith("/obligations"))
     browser.find_element(By.TAG_NAME, "body").click()
     _keys(browser, "j")
     assert _active(browser).get_attribute("data-obligation")  # rows of every view are reachable by keys
-    _keys(browser, "4")
+    _keys(browser, "5")
     WebDriverWait(browser, 10).until(lambda d: d.current_url.endswith("/gate"))
     browser.find_element(By.TAG_NAME, "body").click()
     _keys(browser, "j")
@@ -107,7 +107,8 @@ def test_pages_read_without_javascript(shared: tuple[Team, Server], tmp_path: Pa
     team, server = shared
     with ui_testing.chromium(tmp_path / "profile", javascript=False) as browser:
         browser.get(server.url)
-        assert browser.current_url.endswith("/team")  # the token exchange is a server redirect, not script
+        assert browser.current_url.endswith("/next")  # the token exchange is a server redirect, not script
+        browser.find_element(By.CSS_SELECTOR, 'nav a[href="/team"]').click()
         assert len(browser.find_elements(By.CSS_SELECTOR, "table.sessions tbody tr")) == 3
         assert browser.find_element(By.ID, "live").text == "static page"
         assert not browser.find_element(By.ID, "theme").is_displayed()

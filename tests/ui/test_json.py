@@ -67,7 +67,10 @@ def test_each_view_as_json(shared: tuple[Team, Server]) -> None:
     assert not people["bob"]["live"] and not people["carol"]["live"]
     assert {(d["person"], d["branch"], d["shadow"]) for d in g["decisions"]} == {
         ("alice", "attention", False), ("bob", "attention", True), ("carol", "digest", True)}
-    assert all("title" not in d for d in g["decisions"])  # metadata only
+    # The ledger stays metadata only; the page names each item by its own record's title, as `gitive why` does
+    assert all("title" not in e["record"] for e in a.json("log", "--log", "ledger", "--kind", "ledger"))
+    for d in g["decisions"]:
+        assert d["title"] == a.json("why", d["item"][:12])["record"]["title"]
     assert people["alice"]["per_day"][-1] == {"day": people["alice"]["per_day"][-1]["day"], "interruptions": 1,
                                               "attention": 1, "shadow": 0}
     assert people["bob"]["per_day"][-1]["shadow"] == 1 and len(people["bob"]["per_day"]) == 14

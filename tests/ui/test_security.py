@@ -22,7 +22,7 @@ from testing.lessons import hive_tips
 from testing.machines import Machine
 from testing.ui import GITIVE, Server, Team
 
-PATHS = ["/", "/team", "/memory", "/health", "/obligations", "/gate", "/events", "/static/app.js",
+PATHS = ["/", "/next", "/mail", "/team", "/memory", "/health", "/obligations", "/gate", "/events", "/static/app.js",
          "/memory?q=make+gen"]
 
 
@@ -157,7 +157,8 @@ def _home_files(machine: Machine) -> dict[str, tuple[int, int]]:
 
 def _crawl(server: Server, lessons: dict[str, str]) -> set[str]:
     """Every page reachable by links from every view, as HTML, fragment and JSON, plus searches and assets."""
-    todo = ["/team", "/memory", "/obligations", "/gate", "/health", "/memory?q=make+gen+proto&proposed=1",
+    todo = ["/next", "/mail", "/team", "/memory", "/obligations", "/gate", "/health",
+            "/memory?q=make+gen+proto&proposed=1",
             "/memory?q=&files=api.proto", "/memory?q=%22NEAR%28%29%20*", "/memory?page=2", "/memory?page=x",
             "/memory?page=99999999999999999999", *(f"/lessons/{i}" for i in lessons.values()),
             "/lessons/" + "0" * 64, "/static/app.js", "/static/style.css", "/favicon.ico", "/nowhere"]
@@ -211,6 +212,6 @@ def test_the_printed_address_works_from_curl_which_sends_no_cookie(running: Serv
     """``curl -L`` of the address ``gitive ui`` printed: ``/`` sends it on to the Team view with its token."""
     server = running
     first = server.request(f"/?token={server.token}", auth=False, headers={"Accept": "*/*"})
-    assert first.status == 307 and first.headers["location"] == f"/team?token={server.token}"
+    assert first.status == 307 and first.headers["location"] == f"/next?token={server.token}"
     followed = server.request(first.headers["location"], auth=False, headers={"Accept": "*/*"})
-    assert followed.status == 200 and "<h1>Team " in followed.text
+    assert followed.status == 200 and "<h1>Next " in followed.text

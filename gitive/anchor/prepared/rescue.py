@@ -7,6 +7,10 @@ Each tick the anchor matches every live session's stuck signatures against, in t
 2. a teammate's session that resolved the same signature in the last 24 hours;
 3. a live session of someone else touching the same files as the stuck session.
 
+A session that went 8 turns without changing a file (a signature starting ``turns``, which no lesson or teammate
+can carry) is matched instead against the verified lessons about the files it keeps touching (recall's own
+file ranking), then step 3.
+
 A match goes to the stuck session only, as a turn-tier message from ``anchor/rescue`` naming the pointer (a
 lesson id, a session address): never to the person, and to nobody else (reference D-14). Each pointer is sent
 to a session once.
@@ -21,6 +25,7 @@ from gitive.anchor.base import mail, state
 from gitive.anchor.base.context import Run, Tick, TickReport
 
 TAG = "signature:"
+TURNS = "turns"  # gitive.daemon.stuck.TURNS_PREFIX (the anchor does not import the daemon)
 
 
 def _lessons(index: sqlite3.Connection, signature: str) -> list[str]:
@@ -40,6 +45,8 @@ def _pointer(index: sqlite3.Connection, st: sqlite3.Connection, stuck: mail.Sess
     """(pointer key, the message) for the first match, or None."""
     from gitive.lessons import catalog
 
+    if signature.startswith(TURNS):
+        return _about_files(index, stuck) or _someone_on(stuck, sessions)
     for lesson in _lessons(index, signature):
         text = (catalog.get(index, lesson).get("text") or "")[:600]
         return f"lesson:{lesson}", (f"A verified team lesson matches the failure this session keeps hitting: "
@@ -53,6 +60,10 @@ def _pointer(index: sqlite3.Connection, st: sqlite3.Connection, stuck: mail.Sess
                 person = who or _person(index, machine)
                 return f"resolved:{machine}", (f"{person} got past this same failure in the last 24 hours: ask "
                                                f"them (`gitive send {person}/* …`) before trying again.")
+    return _someone_on(stuck, sessions)
+
+
+def _someone_on(stuck: mail.Session, sessions: list[mail.Session]) -> tuple[str, str] | None:
     mine = set(stuck.files)
     for other in sessions:
         if other.person != stuck.person and mine & set(other.files):
@@ -61,6 +72,22 @@ def _pointer(index: sqlite3.Connection, st: sqlite3.Connection, stuck: mail.Sess
                 f"{other.address} is working on {', '.join(shared)} right now: they may know why this keeps "
                 "failing (`gitive send` to ask).")
     return None
+
+
+def _about_files(index: sqlite3.Connection, stuck: mail.Session) -> tuple[str, str] | None:
+    """A verified lesson about the files a session has read for 8 turns without changing one, or None."""
+    from gitive.lessons import recall
+
+    if not stuck.files:
+        return None
+    found = recall.search(index, "", files=list(stuck.files)[-8:], limit=1, semantic=None)
+    if not found or not found[0].get("verified"):
+        return None
+    lesson = found[0]
+    return f"lesson:{lesson['id']}", (
+        f"This session has gone 8 turns without changing a file. A verified team lesson is about the files it "
+        f"keeps reading: lesson {lesson['id'][:12]} (`gitive lessons show {lesson['id'][:12]}`): "
+        f"{(lesson.get('text') or '')[:600]}")
 
 
 def _person(index: sqlite3.Connection, machine: str) -> str:

@@ -6,14 +6,21 @@ base branch, not ``hive/`` drafts or ``hive-edits/``), the files each changed si
 pair that shares a file. Each pair is merged without a checkout (``git merge-tree``); a clean merge is checked
 out in a scratch worktree and the test command run on it, and on each branch alone.
 
+Only pairs that could surprise two people are merged: each branch is live (a live session works on it) or was
+pushed recently (its tip is under ``RECENT_MS`` old), and the two are not known to be one person's (the persons
+of the live sessions on a branch, else the roster person whose git email made its tip; one person's own two
+branches are their own business).
+
 Only a failure produces anything: a textual conflict, or tests that pass on each branch and fail on the merge.
 It is one turn-tier message to the live sessions working on either branch (:mod:`gitive.anchor.base.mail`), each
-session told once per pair of tips. Results are cached by the pair of tips (and tests by tip), so an
-unchanged pair is never merged again; a branch that moves is.
+session told once per pair of branches (a branch that moves again is not news to a session already told).
+Results are cached by the pair of tips (and tests by tip), so an unchanged pair is never merged again; a branch
+that moves is.
 """
 
 from __future__ import annotations
 
+import json
 import shlex
 import sqlite3
 import time
@@ -36,6 +43,7 @@ if TYPE_CHECKING:
 SKIP = ("hive/*", "hive/**", "hive-edits/**")
 TEST_BUDGET_S = 900
 MAX_PAIRS = 200  # merged per pass at most; the rest wait for the next
+RECENT_MS = 3 * 86_400_000  # a branch whose tip is younger counts as recently pushed
 
 
 @dataclass
@@ -166,10 +174,12 @@ def _pass(anchor: Run, st: sqlite3.Connection, index: sqlite3.Connection, remote
         return
     base = tips.pop(base_name)
     touched = {b: set(_files(repo, st, base, tip, now)) for b, tip in tips.items()}
-    pairs = [(a, b) for a, b in combinations(sorted(tips), 2) if touched[a] & touched[b] and tips[a] != tips[b]]
+    sessions = mail.live_sessions(st, index, now)
+    owners = _owners(repo, index, sessions, tips, now)
+    pairs = [(a, b) for a, b in combinations(sorted(owners), 2)
+             if touched[a] & touched[b] and tips[a] != tips[b] and not _one_persons(owners[a], owners[b])]
     done.pairs = len(pairs)
     root = gitive_home() / "worktrees" / "merges"
-    sessions = mail.live_sessions(st, index, now)
     for a, b in pairs[:MAX_PAIRS]:
         key = f"merge-pair:{tips[a]}:{tips[b]}"
         result = state.get(st, key)
@@ -182,20 +192,51 @@ def _pass(anchor: Run, st: sqlite3.Connection, index: sqlite3.Connection, remote
             done.merged += 1
         if not result["ok"]:
             done.failures.append({"a": a, "b": b, **result})
-            _tell(anchor, a, b, result, merges.test, sessions, done, now)
+            _tell(anchor, st, a, b, result, merges.test, sessions, done, now)
         state.put(st, key, result, now)
 
 
-def _tell(anchor: Run, a: str, b: str, result: dict[str, Any], command: str, sessions: list[mail.Session],
-          done: Pass, now: int) -> None:
-    """Each live session on either branch hears of this pair of tips once."""
+def _owners(repo: Repo, index: sqlite3.Connection, sessions: list[mail.Session], tips: dict[str, str],
+            now: int) -> dict[str, frozenset[str]]:
+    """branch -> the persons it is known to be, for every branch that is live or recently pushed (others left out).
+
+    The persons of the live sessions on it; else the one roster person whose git email made its tip; else none
+    known (an empty set, which never counts as one person's)."""
+    from gitive.store import objects
+
+    by_email: dict[str, set[str]] = {}
+    for person, emails in index.execute("SELECT person, emails FROM members WHERE active = 1 AND role != 'anchor'"):
+        for email in json.loads(emails or "[]"):
+            by_email.setdefault(str(email).lower(), set()).add(person)
+    out = {}
+    for branch, tip in tips.items():
+        live = frozenset(s.person for s in sessions if s.branch == branch)
+        facts = objects.tip_facts(repo, tip, [])
+        if not live and (facts is None or now - facts.at > RECENT_MS):
+            continue  # neither live nor recently pushed: long dead work surprises nobody
+        people = by_email.get(facts.email, set()) if facts else set()
+        out[branch] = live or (frozenset(people) if len(people) == 1 else frozenset())
+    return out
+
+
+def _one_persons(a: frozenset[str], b: frozenset[str]) -> bool:
+    return len(a) == 1 and a == b
+
+
+def _tell(anchor: Run, st: sqlite3.Connection, a: str, b: str, result: dict[str, Any], command: str,
+          sessions: list[mail.Session], done: Pass, now: int) -> None:
+    """Each live session on either branch hears of this pair of branches once (whatever their tips do next)."""
+    key = f"merge-told:{a}:{b}"
+    told = set(state.get(st, key) or []) | set(result["told"])
     on = [s for s in sessions if s.branch in (a, b)]
-    new = [s for s in on if f"{s.machine}/{s.name}" not in result["told"]]
+    new = [s for s in on if f"{s.machine}/{s.name}" not in told]
     if not new:
         return
     who = {br: [s.address for s in on if s.branch == br] for br in (a, b)}
     if mail.send(anchor.hive, "merges", new, _body(a, b, result, command, who), at=now):
-        result["told"] = sorted({*result["told"], *(f"{s.machine}/{s.name}" for s in new)})
+        told |= {f"{s.machine}/{s.name}" for s in new}
+        result["told"] = sorted(told)
+        state.put(st, key, sorted(told), now)
         done.notified += len(new)
         anchor.unpushed = True
 

@@ -73,6 +73,9 @@ def collect(hive: Hive, conn: sqlite3.Connection, now: int) -> dict[str, Any]:
                        "budget": p.budget, "tz": p.tz, "quiet": list(p.quiet) if p.quiet else None,
                        "alarms": p.alarms, "prefs_set": bool(p.ts), "per_day": _per_day(p, mine, now),
                        "decided": len(mine), "rates": rates})
+    titles = ledger_reads.item_records(conn, sorted({d["item"] for d in recent[:SHOWN]}))
+    for d in recent[:SHOWN]:  # the item's title from its local record (the ledger itself holds no text)
+        d["title"] = (titles.get(d["item"]) or {}).get("title")
     branches: dict[str, int] = {}
     for d in recent:
         branches[d["branch"]] = branches.get(d["branch"], 0) + 1
@@ -111,7 +114,9 @@ def _decision_row(d: dict[str, Any], now: int) -> list[str]:
     spent = f' <span class="muted">{budget["used"]}/{budget["of"]}</span>' if budget else ""
     until = f'<br><span class="muted">until {h(iso(d["until"])[11:16])} UTC</span>' if d.get("until") else ""
     return [ago(d["at"], now), f"<strong>{h(d['person'])}</strong>", badge(d["branch"]) + spent + until,
-            badge("shadow") if d["shadow"] else badge("live"), f'<code>{h(short(d["item"]))}</code>',
+            badge("shadow") if d["shadow"] else badge("live"),
+            f'<code>{h(short(d["item"]))}</code>' + (f'<br><span class="title">{h(d["title"])}</span>'
+                                                    if d.get("title") else ""),
             h(d.get("rule") or "") + (f' <span class="muted">({h(d["urgency"])})</span>' if d.get("urgency") else ""),
             command(f"gitive why {short(d['item'])}")]
 
@@ -145,7 +150,7 @@ def render(data: dict[str, Any]) -> str:
     out.append(charts.marks("ledger-timeline", f"Gate decisions, last {data['days']} days", points, data["since"],
                             now))
     shown = len(data["decisions"])
-    caption = "Decisions anchors signed, newest first (metadata only: no item text)"
+    caption = "Decisions anchors signed, newest first (the ledger holds no item text: titles come from the item records)"
     if shown < data["total"]:
         caption += f"; the newest {shown} of {data['total']}"
     out.append(table(caption, ("when", "person", "branch", "mode", "item", "rule", "why, at a terminal"),
