@@ -73,5 +73,5 @@ def review(hive: Hive, conn: sqlite3.Connection, lesson: str, *, approved: bool,
         items[digest] = model.body_bytes(edited_body)
         record["edits"] = digest
         edited = True
-    writing.write(hive, conn, where, deciding.signed(hive.team_id, hive.me, record, signer), items)
+    writing.write(hive, conn, where, deciding.signed(hive.team_id, hive.me, record, signer, conn), items)
     return Reviewed(lesson, approved, edited)
