@@ -21,7 +21,6 @@ from typing import Any
 from gitive.core import decisions
 from gitive.core.clock import now_ms
 from gitive.index.problems import Report, record_problem
-from gitive.store import refs
 
 COUNTS, REPLAY, WAITING = 1, 0, 2
 REPLAY_PROBLEM = "replay"
@@ -76,6 +75,8 @@ def note(conn: sqlite3.Connection, report: Report | None, author: str, log: str,
 
 
 def _recount(conn: sqlite3.Connection, report: Report, sig: str, now: int) -> None:
+    from gitive.store import refs  # pygit2: the read path's freshness check imports this module without it
+
     copies = conn.execute("SELECT author, log, seq, decided_at FROM decisions WHERE gesture = ? "
                           "ORDER BY at, log, seq", (sig,)).fetchall()
     for i, (author, log, seq, decided_at) in enumerate(copies):

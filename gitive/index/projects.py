@@ -12,11 +12,13 @@ from __future__ import annotations
 import sqlite3
 from typing import NamedTuple
 
+# A grant's time is the one signed under its gesture (gitive/core/decisions.py), never the time a copy claims.
 _ROWS = """
-    SELECT p.person, p.role, p.confirmed, p.signer, p.decides, p.exempt, p.at
+    SELECT p.person, p.role, p.confirmed, p.signer, p.decides, p.exempt, COALESCE(d.decided_at, p.at) AS t
     FROM valid_project_members p
+    LEFT JOIN decisions d ON d.author = p.author AND d.log = p.log AND d.seq = p.seq
     WHERE p.project = ?
-    ORDER BY p.at, p.author, p.seq
+    ORDER BY t, p.author, p.seq
 """
 
 
