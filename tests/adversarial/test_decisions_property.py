@@ -40,7 +40,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         fixtures.commit_file(alice.clone, "api.proto", "syntax = 1;\n")
         alice.git("push", "--quiet", "origin", "main")
         bob.git("pull", "--quiet", "--ff-only", "origin", "main")
-        lessons = [propose(bob, f"Run make gen number {i} after editing api.proto") for i in range(len(SEEDS) + 2)]
+        lessons = [propose(bob, f"Run make gen number {i} after editing api.proto") for i in range(len(SEEDS) + 4)]
         bob.ok("sync")
         alice.ok("sync")
         yield {"alice": alice, "bob": bob, "lessons": lessons, "tmp": base, "honest": []}
@@ -176,3 +176,68 @@ def test_a_teammate_reads_every_honest_state_after_a_sync(world: dict[str, Any])
     every = _with_index(bob, lambda hive, conn: [state(conn) for state, _ in world["honest"]])
     assert every == _with_index(alice, lambda hive, conn: [state(conn) for state, _ in world["honest"]])
     print(f"\nreplay attacks tried {TRIED}, accepted {ACCEPTED}")
+
+
+def _status(machine: Machine, lesson: str) -> str:
+    return _with_index(machine, lambda hive, conn: conn.execute(
+        "SELECT state FROM lesson_status WHERE lesson = ?", (lesson,)).fetchone()[0])
+
+
+def _legacy(alice: Machine, record: dict[str, Any]) -> dict[str, Any]:
+    """A review as gitive wrote it before decisions were stamped (decision format v1): gesture, no ``decided``."""
+    def write(hive: Any, conn: Any) -> dict[str, Any]:
+        done = deciding.signed(hive.team_id, hive.me, record, alice.signer)
+        alice.append(done, "team")
+        return done
+    return _with_index(alice, write)
+
+
+def test_v1_reviews_still_count_once_and_yield_to_stamped_ones(world: dict[str, Any]) -> None:
+    alice = world["alice"]
+    lesson = world["lessons"][len(SEEDS) + 2]
+    review = {"type": "review", "about": lesson, "approver": "alice", "note": "", "scope": {"team": True}}
+    approve = _legacy(alice, {**review, "approved": True})
+    assert "decided" not in approve and _status(alice, lesson) == "verified"  # a team's v1 lessons stay verified
+    reject = _legacy(alice, {**review, "approved": False})
+    assert _status(alice, lesson) == "rejected"
+    alice.append(approve, "team", at=now_ms() + 23 * HOUR)  # the v1 replay: one more copy of a counted gesture
+    assert _status(alice, lesson) == "rejected"
+    _decide(alice, {**review, "approved": True})  # stamped: after every v1 decision of alice on it
+    alice.append(reject, "team", at=now_ms() + 23 * HOUR)
+    assert _status(alice, lesson) == "verified"
+    assert _rebuilt(alice, world["tmp"] / "rebuild-v1.sqlite", lambda conn: conn.execute(
+        "SELECT state FROM lesson_status WHERE lesson = ?", (lesson,)).fetchone()[0]) == "verified"
+
+
+def test_an_index_from_before_decisions_migrates_to_what_a_rebuild_reads(world: dict[str, Any]) -> None:
+    """Index step 0012 on an index that already holds v1 and stamped decisions and replays of both."""
+    alice = world["alice"]
+    old = world["tmp"] / "old-index.sqlite"
+    query = "SELECT lesson, state FROM lesson_status ORDER BY lesson"
+    _rebuilt(alice, old, lambda conn: None)
+    with db.connect(old) as conn:  # back to the shape of an index from before step 0012, states gone stale
+        conn.execute("DROP TABLE decisions")
+        for statement in db._DECISION_VIEWS.format(reviews="1", tombstones="1", project_members="1").split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.execute("DELETE FROM migrations WHERE name = '0012-decisions'")
+        conn.execute("UPDATE lesson_status SET state = 'proposed'")
+    with db.connect(old) as conn:  # step 0012 runs now
+        migrated = conn.execute(query).fetchall()
+    assert migrated == _rebuilt(alice, world["tmp"] / "rebuild-m.sqlite", lambda conn: conn.execute(query).fetchall())
+
+
+def test_a_decision_dated_ahead_counts_only_from_its_time(world: dict[str, Any]) -> None:
+    from gitive.core import decisions, gesture
+
+    alice = world["alice"]
+    lesson = world["lessons"][len(SEEDS) + 3]
+    now = now_ms()
+    record = decisions.stamp({"type": "review", "about": lesson, "approver": "alice", "approved": True, "note": "",
+                              "scope": {"team": True}}, now + HOUR, 1)
+    alice.append(gesture.sign(alice.signer, alice.team_id, alice.id, record), "team")
+    assert alice.json("lessons", "show", lesson)["state"] == "proposed"
+    later = {"GITIVE_NOW_MS": str(now + HOUR - decisions.SKEW_MS + 1)}
+    assert alice.json("lessons", "show", lesson, env=later)["state"] == "verified"  # the read path ripened it
+    alice.ok("index", "rebuild", env=later)
+    assert alice.json("lessons", "show", lesson, env=later)["state"] == "verified"
