@@ -53,6 +53,12 @@ def is_admin(conn: sqlite3.Connection, person: str) -> bool:
     return person in admins(conn)
 
 
+def removed(conn: sqlite3.Connection, me: str) -> bool:
+    """Whether the roster this index holds shows this machine removed."""
+    row = conn.execute("SELECT active FROM members WHERE machine = ?", (me,)).fetchone()
+    return row is not None and not row[0]
+
+
 def me_as_member(conn: sqlite3.Connection, me: str) -> tuple[str, str]:
     """(person, role) of this machine.
 
