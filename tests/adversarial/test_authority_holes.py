@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from gitive.core import gesture
 from gitive.core.clock import now_ms
 from gitive.core.records import TEAM_SCOPE
-from gitive.index import deciding
 from testing import fixtures
 from testing.lessons import propose
 from testing.machines import Fleet, Machine
@@ -70,7 +70,7 @@ def test_a_demoted_admin_grants_nothing(tmp_path: Any, home_kept: None) -> None:
     def grant(hive: Any, conn: Any) -> None:
         record = {"type": "project-member", "project": hive.project_id, "person": "carol", "role": "owner",
                   "confirmed": True}
-        bob.append(deciding.signed(hive.team_id, hive.me, record, bob.signer, conn), "roster")
+        bob.append(gesture.sign(bob.signer, hive.team_id, hive.me, record), "roster")
     _with_index(bob, grant)
     bob.ok("sync")
     alice.ok("sync")
@@ -97,7 +97,7 @@ def test_a_project_without_an_owner_counts_no_review(tmp_path: Any, home_kept: N
     def approve(hive: Any, conn: Any) -> None:  # written anyway: readers must not count it
         record = {"type": "review", "about": lesson, "approver": "alice", "approved": True, "note": "",
                   "scope": {"project": hive.project_id}}
-        alice.append(deciding.signed(hive.team_id, hive.me, record, alice.signer, conn), "team")
+        alice.append(gesture.sign(alice.signer, hive.team_id, hive.me, record), "team")
     _with_index(alice, approve)
     alice.ok("sync")
     bob.ok("sync")
