@@ -4,7 +4,6 @@ harnesses and git, take it out again, and show what is in place and whether it w
 from __future__ import annotations
 
 import sqlite3
-
 import sys
 from typing import Any
 
