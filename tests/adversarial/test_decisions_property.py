@@ -139,8 +139,30 @@ def _retractions(rng: random.Random, w: dict[str, Any], seed: int) -> tuple[list
     return records, state
 
 
+def _obligation_changes(rng: random.Random, w: dict[str, Any], seed: int) -> tuple[list[dict[str, Any]], Callable]:
+    """bob's obligation, which alice renews (a person acting on someone else's obligation: with her gesture)."""
+    from gitive.index import obligations as table
+
+    alice, bob = w["alice"], w["bob"]
+    now = now_ms()
+    record = {"type": "obligation", "owner": "bob", "condition": 'e.event.action == "vcs.merged"',
+              "action": f"drop the grace period {seed}", "expires": now + 7 * DAY, "created": now,
+              "source": {"kind": "owe"}, "vocabulary": 1, "actor": "agent"}
+    record["id"] = table.obligation_id(bob.id, record)
+    bob.append(record, "team")
+    bob.ok("sync")
+    alice.ok("sync")
+    records = [{"type": "obligation-state", "obligation": record["id"], "state": "renewed", "actor": "person",
+                "expires": now + (8 + i) * DAY} for i in range(rng.randint(2, 3))]
+
+    def state(conn: Any) -> Any:
+        table.refresh(conn)
+        return conn.execute("SELECT state, expires FROM obligations WHERE id = ?", (record["id"],)).fetchone()
+    return records, state
+
+
 KINDS = {"review": _lesson_reviews, "prepared-review": _prepared_reviews, "gate-live": _gate_live,
-         "project-member": _project_grants, "tombstone": _retractions}
+         "project-member": _project_grants, "tombstone": _retractions, "obligation-state": _obligation_changes}
 TRIED: dict[str, int] = {}
 ACCEPTED: dict[str, int] = {}
 
