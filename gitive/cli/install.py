@@ -3,6 +3,7 @@ harnesses and git, take it out again, and show what is in place and whether it w
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from typing import Any
 
@@ -154,7 +155,7 @@ def status(as_json: bool = typer.Option(False, "--json", help="Print the report 
     from gitive.install.service import status as service_status
     from gitive.install.status import status as report
 
-    found = {**report(), "service": service_status()}
+    found = {**report(), "service": service_status(), "standing": _standing()}
     if as_json:
         emit_json(found)
         return 0
@@ -225,7 +226,28 @@ def _mark(ok: bool, installed: bool) -> str:
     return "[green]ok[/]" if ok else ("[red]broken[/]" if installed else "[dim]not installed[/]")
 
 
+def _standing() -> dict[str, Any]:
+    """Whether the roster removed this machine: the flag every other command's notice sets, or the index's own
+    roster read without ingesting (status stays fast and changes nothing)."""
+    from gitive.errors import GitiveError
+    from gitive.index import deciding
+    from gitive.index.db import connect
+    from gitive.team.hive import REMOVED, open_hive
+
+    try:
+        hive = open_hive()
+        removed = hive.removed
+        if not removed and hive.index_path.exists():
+            with connect(hive.index_path, readonly=True) as conn:
+                removed = deciding.removed(conn, hive.me)
+    except (GitiveError, OSError, sqlite3.Error):
+        return {"removed": None}
+    return {"removed": removed, **({"notice": REMOVED} if removed else {})}
+
+
 def _print_status(found: dict[str, Any]) -> None:
+    if found.get("standing", {}).get("removed"):
+        console.print(f"[red]{found['standing']['notice']}[/]")
     console.print(f"repository  {found['repository']}")
     for name, parts in found["harnesses"].items():
         line = "   ".join(f"{part} {_mark(p['works'], p['installed'])} ({p['path']})" for part, p in parts.items())

@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from gitive.constants import LOG_NAMES, MAX_SKEW_MS, PROJECT_LOG_PREFIX
+from gitive.core import decisions
 from gitive.core.ids import is_hex64, is_machine_id, is_name
 from gitive.errors import InvalidRecord
 
@@ -293,6 +294,11 @@ _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
     "sealed": {"v": ("format-version", True), "epoch": ("hex", True), "box": ("str", True)},
 }
 
+# Every decision kind carries its own signed time and place (gitive/core/decisions.py), optional so that
+# records of decision format v1 still read.
+for _kind in decisions.KINDS:
+    _FIELDS[_kind][decisions.FIELD] = ("decided", False)
+
 KINDS = tuple(_FIELDS)
 
 # Size caps (v2 entries, and every record at write time): each field is capped by its type, in UTF-8 bytes for
@@ -413,6 +419,8 @@ def _type_ok(kind: str, value: Any) -> bool:
             return is_hex64(value)
         case "gesture":
             return _gesture_ok(value)
+        case "decided":
+            return decisions.is_stamp(value)
         case "heads":
             return _heads_ok(value)
         case "machine-heads":

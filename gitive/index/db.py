@@ -228,6 +228,10 @@ MIGRATIONS: list[tuple[str, str | Callable[[sqlite3.Connection], None]]] = [
         CREATE INDEX sealed_bodies_hash ON sealed_bodies(body_hash);
         DELETE FROM cursors WHERE refused = 'malformed'
     """),
+    # Decisions that cannot be replayed (issue 23, gitive/index/decisions.py): a gestured decision counts once,
+    # at its first appearance, and not before its signed time; reviews, retractions and project grants are read
+    # through views that drop the other copies. Lesson states are recomputed, since a replay may have won.
+    ("0012-decisions", lambda conn: _decisions(conn)),
 ]
 
 
@@ -289,6 +293,53 @@ def _without_rowid(conn: sqlite3.Connection, table: str) -> None:
     conn.execute(f"ALTER TABLE {table}_v2 RENAME TO {table}")
     for index in indexes:
         conn.execute(index)
+
+
+_DECISION_VIEWS = """
+    DROP VIEW valid_reviews;
+    CREATE VIEW valid_reviews AS
+        SELECT r.* FROM reviews r
+        JOIN admitted_entries a ON a.author = r.author AND a.log = r.log AND a.seq = r.seq
+        JOIN members m ON m.machine = r.author
+        WHERE m.person = r.approver AND m.role != 'anchor' AND {reviews}
+          AND (r.gesture IN (SELECT k.key FROM person_keys k WHERE k.person = r.approver)
+               OR EXISTS (SELECT 1 FROM gesture_exempt x WHERE (x.machine = '*' OR (x.machine = r.author
+                          AND x.log = r.log)) AND r.seq <= x.seq));
+    DROP VIEW valid_tombstones;
+    CREATE VIEW valid_tombstones AS
+        SELECT t.*, m.person AS person FROM tombstones t
+        JOIN admitted_entries a ON a.author = t.author AND a.log = t.log AND a.seq = t.seq
+        JOIN members m ON m.machine = t.author
+        WHERE m.role != 'anchor' AND {tombstones}
+          AND (t.gesture IN (SELECT k.key FROM person_keys k WHERE k.person = m.person)
+               OR EXISTS (SELECT 1 FROM gesture_exempt x WHERE (x.machine = '*' OR (x.machine = t.author
+                          AND x.log = t.log)) AND t.seq <= x.seq));
+    DROP VIEW valid_project_members;
+    CREATE VIEW valid_project_members AS
+        SELECT p.*, m.person AS signer,
+               (m.role != 'anchor' AND p.gesture IN (SELECT k.key FROM person_keys k WHERE k.person = m.person))
+                   AS decides,
+               (m.role != 'anchor' AND EXISTS (SELECT 1 FROM gesture_exempt x WHERE (x.machine = '*'
+                   OR (x.machine = p.author AND x.log = p.log)) AND p.seq <= x.seq)) AS exempt
+        FROM project_members p
+        JOIN admitted_entries a ON a.author = p.author AND a.log = p.log AND a.seq = p.seq
+        JOIN members m ON m.machine = p.author
+        WHERE {project_members}
+"""
+
+
+def _decisions(conn: sqlite3.Connection) -> None:
+    from gitive.index import decisions, lesson_state
+
+    decisions.migrate(conn)
+    views = _DECISION_VIEWS.format(reviews=decisions.UNCOUNTED.format(t="r"),
+                                   tombstones=decisions.UNCOUNTED.format(t="t"),
+                                   project_members=decisions.UNCOUNTED.format(t="p"))
+    for statement in views.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    if conn.execute("SELECT 1 FROM members LIMIT 1").fetchone():
+        lesson_state.recompute_status(conn)
 
 
 def _blake3_hex(text: str) -> str:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from gitive.core import gesture
+from gitive.core import decisions, gesture
+from gitive.core.clock import now_ms
 from gitive.errors import NotAllowed, NoTeam
 from gitive.index.db import TEAM_META, meta_get
 from gitive.team.hive import REMOVED  # one wording for the notice and every refusal
@@ -50,6 +51,12 @@ def admins(conn: sqlite3.Connection) -> list[str]:
 
 def is_admin(conn: sqlite3.Connection, person: str) -> bool:
     return person in admins(conn)
+
+
+def removed(conn: sqlite3.Connection, me: str) -> bool:
+    """Whether the roster this index holds shows this machine removed."""
+    row = conn.execute("SELECT active FROM members WHERE machine = ?", (me,)).fetchone()
+    return row is not None and not row[0]
 
 
 def me_as_member(conn: sqlite3.Connection, me: str) -> tuple[str, str]:
@@ -95,9 +102,31 @@ def decider(conn: sqlite3.Connection, me: str, signer: Signer | None, *, key_kno
     return person
 
 
-def signed(team_id: str, me: str, record: dict[str, Any], signer: Signer | None) -> dict[str, Any]:
-    """``record`` with this person's gesture (unchanged when there is no key and none is needed)."""
-    return gesture.sign(signer, team_id, me, record) if signer is not None else record
+def signed(team_id: str, me: str, record: dict[str, Any], signer: Signer | None,
+           conn: sqlite3.Connection | None = None) -> dict[str, Any]:
+    """``record`` with this person's gesture (unchanged when there is no key and none is needed).
+
+    With ``conn`` (the writer's caught-up index), a decision kind is first stamped with its own time and this
+    person's next sequence on its subject, so the stamp is under the gesture (gitive/core/decisions.py).
+    """
+    if signer is None:
+        return record
+    if conn is not None:
+        record = stamped(conn, me, record)
+    return gesture.sign(signer, team_id, me, record)
+
+
+def stamped(conn: sqlite3.Connection, me: str, record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with ``decided``: now, and one more than the highest sequence this index knows of this
+    person's decisions on the same subject (a record that decides nothing is returned unchanged)."""
+    from gitive.index import decisions as decision_rows
+
+    subject = decisions.subject(record)
+    row = conn.execute("SELECT person FROM members WHERE machine = ?", (me,)).fetchone()
+    if subject is None or row is None:
+        return record
+    n = decisions.next_n(decision_rows.highest(conn, subject, row[0]))
+    return decisions.stamp(record, now_ms(), n)
 
 
 def notices(conn: sqlite3.Connection, me: str, local_key: str | None) -> list[str]:

@@ -27,6 +27,8 @@ _HINTS = {
     "unknown-signer": "a log of a machine the roster does not admit; it is not read until the roster admits it",
     "inner-signature": "an entry's own signature fails although the entry above it vouches for its bytes: its "
                        "machine wrote something no honest gitive writes; check that machine",
+    "replay": "a person's signed decision was appended again by their machine (someone or some agent holding its "
+              "machine key, not their passphrase); the copy counts nowhere; check what runs on that machine",
     "replaced": "someone pushed commits onto this machine's own log on the remote; `gitive sync` replaced them "
                 "with this machine's verified tip; check who can push to that remote",
 }

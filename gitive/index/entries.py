@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from gitive.core import signed
 from gitive.errors import InvalidRecord
+from gitive.index import decisions, sealed
 from gitive.index import lessons as lesson_tables
-from gitive.index import sealed
 from gitive.index.db import meta_get, meta_set
 from gitive.index.envelopes import stored_envelope
 from gitive.index.problems import Report, record_problem
@@ -79,6 +79,8 @@ def _project(conn: sqlite3.Connection, report: Report, rows: list[Row]) -> None:
             report.lessons_touched.add(record.get("id") or record.get("about") or record.get("lesson") or "")
         elif row[4] in sealed.KINDS:
             sealed.record(conn, entry_of(row[3], row[7]))
+        elif row[4] in decisions.DECIDING:  # prefs, gate-live, standing and obligation decisions
+            decisions.note(conn, report, row[0], row[1], row[2], row[5], entry_of(row[3], row[7]).body["record"])
 
 
 def _personal_counts(conn: sqlite3.Connection, row: Row) -> bool:

@@ -17,9 +17,9 @@ from urllib.parse import quote
 
 from gitive.constants import BODIES_REF_PREFIX, CHAIN_PROBLEMS, REMOTES_REF_PREFIX
 from gitive.core.clock import now_ms
+from gitive.index import decisions, sealed, unsealing
 from gitive.index import entries as entry_rows
 from gitive.index import lessons as lesson_tables
-from gitive.index import sealed, unsealing
 from gitive.index.db import meta_get, meta_set
 from gitive.index.problems import Report, clear_chain_problems, record_problem
 from gitive.index.roster import recompute_roster
@@ -233,13 +233,17 @@ def ingest(conn: sqlite3.Connection, stores: list[Repo], team_id: str, founder: 
                 continue
             elif name.startswith(BODIES_REF_PREFIX) or (name.startswith(REMOTES_REF_PREFIX) and "/bodies/" in name):
                 moved_bodies.append((store, name, tip))
-    if not work and not moved_bodies and conn.execute("SELECT 1 FROM members LIMIT 1").fetchone():
+    if not work and not moved_bodies and conn.execute("SELECT 1 FROM members LIMIT 1").fetchone() \
+            and not decisions.ripe(conn, now):
         return report
     conn.execute("BEGIN IMMEDIATE")
     try:
         if me is not None and meta_get(conn, sealed.READER) != me:
             meta_set(conn, sealed.READER, me)  # whose personal scope this index shows
         _ingest_all(conn, team_id, founder, work, parked, report, now, progress)
+        # decisions dated ahead whose time has come now count: the lessons they decide are recomputed
+        report.lessons_touched |= {decisions.about(s) for s in decisions.ripen(conn, now)
+                                   if s.startswith(("review/", "tombstone/"))}
         keyring = sealed.Keyring(conn, key) if key is not None else None
         unsealing.open_waiting(conn, keyring, report)
         if report.lessons_touched or moved_bodies or report.roster_changed or report.quarantined:

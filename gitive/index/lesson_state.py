@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from gitive.core import decisions
 from gitive.index import projects
 from gitive.index.lesson_text import drop_text
 
@@ -80,19 +81,36 @@ def apply_tombstones(conn: sqlite3.Connection, recheck: bool = False) -> tuple[s
     return retracted, lifted - retracted
 
 
-_LAST_REVIEW = """
-    SELECT approved, approver, at FROM valid_reviews WHERE about = ? ORDER BY at DESC, author DESC, seq DESC
+_REVIEWS = """
+    SELECT r.approved, r.approver, r.at, d.n, d.decided_at, r.author, r.log, r.seq FROM valid_reviews r
+    LEFT JOIN decisions d ON d.author = r.author AND d.log = r.log AND d.seq = r.seq WHERE r.about = ?
 """
+
+
+def last_decisions(conn: sqlite3.Connection, about: str, allowed: set[str] | None = None
+                   ) -> list[tuple[int, str, int]]:
+    """Each person's last counted review of ``about`` as (approved, approver, when), the latest first.
+
+    One person's reviews are ordered by their signed sequence (gitive/core/decisions.py), never by the time an
+    entry claims; different people's last reviews by their signed times.
+    """
+    last: dict[str, tuple[tuple[int, int, int, str], tuple[int, str, int]]] = {}
+    for approved, approver, at, n, decided_at, author, log, seq in conn.execute(_REVIEWS, (about,)):
+        if allowed is not None and approver not in allowed:
+            continue
+        stamp = decisions.Stamp(decided_at, n) if n is not None else None
+        key = decisions.order(stamp, at, f"{author}/{log}/{seq:020d}")
+        if approver not in last or key > last[approver][0]:
+            last[approver] = (key, (approved, approver, decisions.when(stamp, at)))
+    return sorted((v[1] for v in last.values()), key=lambda r: (r[2], r[1]), reverse=True)
 
 
 def _last_review(conn: sqlite3.Connection, lesson: str) -> tuple[int, str, int] | None:
     """The latest review with authority: for a project lesson, by a confirmed member of its project."""
     row = conn.execute("SELECT scope_kind, scope_value FROM lessons WHERE id = ?", (lesson,)).fetchone()
     allowed = projects.confirmed(conn, row[1]) if row and row[0] == "project" else None
-    for review in conn.execute(_LAST_REVIEW, (lesson,)):
-        if allowed is None or review[1] in allowed:
-            return review
-    return None
+    found = last_decisions(conn, lesson, allowed)
+    return found[0] if found else None
 
 
 def _status(conn: sqlite3.Connection, lesson: str) -> tuple[str, str | None, int | None, str | None] | None:

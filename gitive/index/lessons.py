@@ -14,7 +14,7 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from gitive.core import gesture
-from gitive.index import lesson_files, sealed
+from gitive.index import decisions, lesson_files, sealed
 from gitive.index.bodies import attach_bodies
 from gitive.index.db import TEAM_META, meta_get
 from gitive.index.lesson_state import apply_tombstones, recompute_status
@@ -102,6 +102,8 @@ def project_entry(conn: sqlite3.Connection, entry: Entry) -> None:
                      "at, gesture) VALUES (?,?,?,?,?,?,?,?,?)",
                      (*key, record["project"], record["person"], record["role"], int(record["confirmed"]),
                       body["at"], _gesture(conn, entry)))
+    if kind in _GESTURE_TABLES:
+        decisions.note(conn, None, *key, body["at"], record)
 
 
 def refresh_stats(conn: sqlite3.Connection, lessons: set[str] | None) -> None:

@@ -40,7 +40,7 @@ def ensure_member(hive: Hive, conn: sqlite3.Connection, signer: Signer | None = 
               "role": "owner" if grant else "member", "confirmed": grant}
     if grant:
         deciding.decider(conn, hive.me, signer)
-        record = deciding.signed(hive.team_id, hive.me, record, signer)
+        record = deciding.signed(hive.team_id, hive.me, record, signer, conn)
     logs.append(hive.store, hive.key, hive.team_id, "roster", TEAM_SCOPE, record)
     catch_up(hive, conn)
     return str(record["role"])
@@ -66,5 +66,5 @@ def confirm(hive: Hive, conn: sqlite3.Connection, person: str, owner: bool = Fal
     record = {"type": "project-member", "project": project, "person": person,
               "role": "owner" if owner else "member", "confirmed": True}
     logs.append(hive.store, hive.key, hive.team_id, "roster", TEAM_SCOPE,
-                deciding.signed(hive.team_id, hive.me, record, signer))
+                deciding.signed(hive.team_id, hive.me, record, signer, conn))
     catch_up(hive, conn)

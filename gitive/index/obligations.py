@@ -125,6 +125,19 @@ def _problem(entry: dict[str, Any], roles: dict[str, str], persons: set[str]) ->
     return None
 
 
+def _decided(conn: sqlite3.Connection, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Obligation changes without replayed copies of a person's gestured change, in the order of their signed
+    times (gitive/core/decisions.py): an agent's copy of an old renewal cannot set an expiry back."""
+    state = {(a, log, seq): (counted, decided_at) for a, log, seq, counted, decided_at in conn.execute(
+        "SELECT author, log, seq, counted, decided_at FROM decisions WHERE kind = 'obligation-state'")}
+    kept = []
+    for e in entries:
+        counted, decided_at = state.get((e["author"], e["log"], e["seq"]), (1, None))
+        if counted != 0:
+            kept.append((decided_at if decided_at is not None else e["at"], e))
+    return [e for _, e in sorted(kept, key=lambda k: (k[0], k[1]["author"], k[1]["log"], k[1]["seq"]))]
+
+
 def _rebuild(conn: sqlite3.Connection) -> None:
     for table in ("obligations", "obligation_changes", "firings", "verdicts"):
         conn.execute(f"DELETE FROM {table}")
@@ -141,7 +154,7 @@ def _rebuild(conn: sqlite3.Connection) -> None:
              expires, created, json.dumps(record["source"], sort_keys=True),
              json.dumps(record.get("files") or []), record.get("project"), record["actor"], "open", None, None,
              _problem(entry, roles, persons)))
-    for entry in _entries(conn, "obligation-state"):
+    for entry in _decided(conn, _entries(conn, "obligation-state")):
         entry["actor"] = _actor(conn, entry)
         _apply_change(conn, entry, roles)
     for entry in _entries(conn, "firing"):

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitive.core import notices
-from gitive.index import db, obligations, personal_migration
+from gitive.core.clock import now_ms
+from gitive.index import db, decisions, obligations, personal_migration
 from gitive.index.catchup import me_or_none
 from gitive.index.problems import Report
 from gitive.store import gitdir
@@ -128,6 +129,8 @@ def _unchanged(conn: sqlite3.Connection, store_dirs: list[Path]) -> bool:
     Anything it cannot read for sure (a ref being written, a symbolic ref) answers False, and ingest looks.
     """
     if not conn.execute("SELECT 1 FROM members LIMIT 1").fetchone():
+        return False
+    if decisions.ripe(conn, now_ms()):  # a decision dated ahead whose time has come: ingest counts it
         return False
     cursors: dict[str, dict[str, str]] = {}
     for store, ref, tip in conn.execute("SELECT store, ref, tip FROM cursors"):

@@ -44,7 +44,7 @@ def retract(hive: Hive, conn: sqlite3.Connection, lesson: str, reason: str, sign
         "SELECT edits FROM reviews WHERE about = ? AND edits IS NOT NULL", (lesson,))]})
     where = place_like(hive, conn, found["scope"], found["project"] or "", lesson)
     record = {"type": "tombstone", "lesson": lesson, "reason": reason, "bodies": hashes}
-    writing.write(hive, conn, where, deciding.signed(hive.team_id, hive.me, record, signer))
+    writing.write(hive, conn, where, deciding.signed(hive.team_id, hive.me, record, signer, conn))
     dropped = drop_own_bodies(hive.stores(), hive.key, hive.team_id, hive.me, hashes, conn)
     catch_up(hive, conn)  # this machine's index forgets the text now, not at the next command
     return Retracted(lesson, dropped)

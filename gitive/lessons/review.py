@@ -42,6 +42,9 @@ def check_counts(hive: Hive, conn: sqlite3.Connection, found: dict[str, Any], si
         if allowed is not None and person not in allowed:
             who = project_index.who_confirms(conn, found["project"])
             by = " or ".join(who) if who else "an admin"
+            if not project_index.owners(conn, found["project"]):
+                raise NotAllowed(f"your review would not count: this project has no owner yet; {by} can grant "
+                                 f"one with `gitive project confirm --owner PERSON`")
             raise NotAllowed(f"your review would not count: you are not a confirmed member of this project; "
                              f"{by} can fix that with `gitive project confirm {person}`")
     return person
@@ -73,5 +76,5 @@ def review(hive: Hive, conn: sqlite3.Connection, lesson: str, *, approved: bool,
         items[digest] = model.body_bytes(edited_body)
         record["edits"] = digest
         edited = True
-    writing.write(hive, conn, where, deciding.signed(hive.team_id, hive.me, record, signer), items)
+    writing.write(hive, conn, where, deciding.signed(hive.team_id, hive.me, record, signer, conn), items)
     return Reviewed(lesson, approved, edited)

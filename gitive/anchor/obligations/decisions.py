@@ -40,4 +40,4 @@ def person_decision(hive: Hive, conn: sqlite3.Connection, record: dict[str, Any]
     deciding.decider(conn, hive.me, None, key_known=False)
     signer = unlock() if unlock is not None else None
     deciding.decider(conn, hive.me, signer)
-    return deciding.signed(hive.team_id, hive.me, record, signer)
+    return deciding.signed(hive.team_id, hive.me, record, signer, conn)

@@ -18,23 +18,36 @@ import sqlite3
 from typing import Any
 
 from gitive.anchor.prepared.tiers import Authorization
+from gitive.core import decisions
+from gitive.index import decisions as index_decisions
 
 SKIP = "skip"
 
 
 def reviews(index: sqlite3.Connection, task: str) -> list[dict[str, Any]]:
-    """Every counted review about ``task``, oldest first: author, log, seq, approver, approved, note, edits,
-    diff_hash, base, at."""
+    """Every counted review about ``task``, in decision order: author, log, seq, approver, approved, note, edits,
+    diff_hash, base, at, gesture.
+
+    A replayed copy is not counted (``valid_reviews``); one person's reviews are ordered by the sequence signed
+    under their gesture, never by the time an entry claims (gitive/core/decisions.py).
+    """
     rows = index.execute(
-        "SELECT r.author, r.log, r.seq, r.approver, r.approved, r.note, r.edits, r.at, e.envelope "
-        "FROM valid_reviews r JOIN entries e ON e.author = r.author AND e.log = r.log AND e.seq = r.seq "
-        "WHERE r.about = ? ORDER BY r.at, r.author, r.seq", (task,)).fetchall()
+        "SELECT r.author, r.log, r.seq, r.approver, r.approved, r.note, r.edits, r.at, e.envelope, d.n, "
+        "d.decided_at, d.gesture FROM valid_reviews r "
+        "JOIN entries e ON e.author = r.author AND e.log = r.log AND e.seq = r.seq "
+        "LEFT JOIN decisions d ON d.author = r.author AND d.log = r.log AND d.seq = r.seq "
+        "WHERE r.about = ?", (task,)).fetchall()
     out = []
-    for author, log, seq, approver, approved, note, edits, at, envelope in rows:
+    for author, log, seq, approver, approved, note, edits, at, envelope, n, decided_at, sig in rows:
         record = json.loads(envelope)["body"]["record"]
+        stamp = decisions.Stamp(decided_at, n) if n is not None else None
         out.append({"author": author, "log": log, "seq": seq, "approver": approver, "approved": bool(approved),
-                    "note": note, "edits": edits, "at": at, "diff_hash": record.get("diff_hash"),
-                    "base": record.get("base")})
+                    "note": note, "edits": edits, "at": decisions.when(stamp, at), "diff_hash": record.get("diff_hash"),
+                    "base": record.get("base"), "gesture": sig,
+                    "_order": decisions.order(stamp, at, f"{author}/{log}/{seq:020d}")})
+    out.sort(key=lambda r: (r["approver"], r["_order"]))
+    for r in out:
+        del r["_order"]
     return out
 
 
@@ -46,13 +59,21 @@ def used(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [s["review"] for s in steps if s["state"] in ("landed", "proposed") and s.get("review")]
 
 
+def _spent(index: sqlite3.Connection, steps: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], set[str]]:
+    """The review references a landing or proposal used, and their gestures: a copy of a spent review (the
+    same gesture in another place) is spent too."""
+    refs = used(steps)
+    places = [(r.get("author"), r.get("log"), r.get("seq")) for r in refs if isinstance(r, dict)]
+    return refs, index_decisions.gestures_of(index, [p for p in places if all(x is not None for x in p)])
+
+
 def answer(index: sqlite3.Connection, task: dict[str, Any], draft: dict[str, Any], steps: list[dict[str, Any]]
            ) -> dict[str, Any] | None:
-    """The owner's newest counted answer to exactly this draft (its diff_hash on its base), not yet used."""
-    spent = used(steps)
+    """The owner's last counted answer to exactly this draft (its diff_hash on its base), not yet used."""
+    spent, gestures = _spent(index, steps)
     found = None
     for r in reviews(index, task["id"]):
-        if r["approver"] != task["owner"] or ref_of(r) in spent:
+        if r["approver"] != task["owner"] or ref_of(r) in spent or (r["gesture"] and r["gesture"] in gestures):
             continue
         if r["diff_hash"] == draft.get("diff_hash") and r["base"] == (draft.get("base") or {}).get("commit"):
             found = r

@@ -162,7 +162,7 @@ def sign(hive: Hive, conn: sqlite3.Connection, task: dict[str, Any], draft: dict
     }
     if edits:
         record["edits"] = edits
-    done = deciding.signed(hive.team_id, hive.me, record, signer)
+    done = deciding.signed(hive.team_id, hive.me, record, signer, conn)
     logs.append(hive.store, hive.key, hive.team_id, "team", TEAM_SCOPE, done)
     return done
 

@@ -248,7 +248,6 @@ def revoke(hive: Any, conn: sqlite3.Connection, ident: str, reason: str, signer:
         GitiveError: no such approval, or it is not this person's to revoke.
         NotAllowed: the revocation would not count (no person key, an anchor machine).
     """
-    from gitive.core import gesture
     from gitive.core.records import TEAM_SCOPE
     from gitive.errors import GitiveError, NotAllowed
     from gitive.index import deciding
@@ -266,6 +265,6 @@ def revoke(hive: Any, conn: sqlite3.Connection, ident: str, reason: str, signer:
         raise GitiveError(f"only its sponsor ({approval['sponsor']}) or an admin revokes this standing approval")
     record = {"type": "standing-state", "standing": approval["id"], "state": "revoked",
               "reason": (reason or "revoked")[:500]}
-    done = gesture.sign(signer, hive.team_id, hive.me, record)
+    done = deciding.signed(hive.team_id, hive.me, record, signer, conn)  # stamped: its own time and place
     logs.append(hive.store, hive.key, hive.team_id, "team", TEAM_SCOPE, done, at=now)
     return done
