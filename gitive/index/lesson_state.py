@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from gitive.index import projects
+from gitive.index import projects, scrub
 from gitive.index.lesson_text import drop_text
 
 
@@ -70,6 +70,7 @@ def apply_tombstones(conn: sqlite3.Connection, recheck: bool = False) -> tuple[s
             conn.execute("UPDATE tombstones SET applied = 1 WHERE author = ? AND log = ? AND seq = ?",
                          (author, log, seq))
             retracted.add(lesson)
+            scrub.mark(conn)
         elif applied and not counts and recheck:
             conn.execute("UPDATE tombstones SET applied = 0 WHERE author = ? AND log = ? AND seq = ?",
                          (author, log, seq))
