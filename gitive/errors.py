@@ -2,6 +2,33 @@
 
 from __future__ import annotations
 
+QUOTE_LIMIT = 80  # characters of an argument an error quotes back: an argument may be 100 KB
+
+
+def quoted(value: object, limit: int = QUOTE_LIMIT) -> str:
+    """``repr(value)``, cut to ``limit`` characters of the value with its full length said, for messages."""
+    text = str(value)
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}… ({len(text):,} characters)"
+
+
+def clip_words(message: str, limit: int = QUOTE_LIMIT) -> str:
+    """``message`` with every run of more than ``limit`` non-space characters cut, unless it names a file or
+    folder that exists (a lock, a log): the CLI's last guard against an error that quotes a whole argument."""
+    import os
+    import re
+
+    def cut(found: re.Match[str]) -> str:
+        word = found.group()
+        path = word.strip("'\"`()[]{},;:.")
+        folder = os.path.dirname(path)
+        if len(word) < 4096 and path.startswith("/") and folder != "/" and os.path.lexists(folder):
+            return word
+        return f"{word[:limit]}…"
+
+    return re.sub(rf"\S{{{limit + 1},}}", cut, message)
+
 
 class GitiveError(Exception):
     """An expected failure with a message written for people: what is wrong and what to do."""

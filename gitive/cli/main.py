@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import platform
 import sys
@@ -12,7 +13,8 @@ import typer
 from typer.exceptions import TyperException
 
 from gitive import __version__
-from gitive.errors import GitiveError
+from gitive.cli import failures
+from gitive.errors import GitiveError, clip_words
 
 app = typer.Typer(
     name="gitive",
@@ -166,22 +168,29 @@ def _run(argv: list[str] | None) -> int:
     except typer.Exit as exc:
         return exc.exit_code
     except TyperException as exc:  # usage errors: typer bundles its own click, whose exceptions derive from it
+        shown = io.StringIO()
         show = getattr(exc, "show", None)
         if show:
-            show()
+            show(file=shown)
         else:
-            print(f"gitive: {exc.format_message()}", file=sys.stderr)
+            print(f"gitive: {exc.format_message()}", file=shown)
+        sys.stderr.write(clip_words(shown.getvalue()))  # a 100 KB argument is quoted back in 80 characters
         return exc.exit_code
     except (KeyboardInterrupt, EOFError, typer.Abort):
         print("interrupted", file=sys.stderr)
         return 130
     except GitiveError as exc:
-        if str(exc) not in _shown:  # the same words as a notice already shown: one line is enough
-            print(f"gitive: {exc}", file=sys.stderr)
+        said = failures.explain(exc) or str(exc)  # git's "No space left on device", say
+        if said not in _shown:  # the same words as a notice already shown: one line is enough
+            print(f"gitive: {clip_words(said)}", file=sys.stderr)
         return 1
     except Exception as exc:  # a bug: keep the details, show one line
+        said = failures.explain(exc)
+        if said is not None:  # the disk or the file system, not a bug: one line, exit 1
+            print(f"gitive: {said}", file=sys.stderr)
+            return 1
         path = _crash_log(exc)
-        print(f"gitive: internal error ({type(exc).__name__}: {exc}); details in {path}", file=sys.stderr)
+        print(clip_words(f"gitive: internal error ({type(exc).__name__}: {exc}); details in {path}"), file=sys.stderr)
         return 3
     return result if isinstance(result, int) else 0
 

@@ -41,6 +41,16 @@ def is_hex64(value: object) -> bool:
     return isinstance(value, str) and bool(_HEX64_RE.fullmatch(value))
 
 
+def id_prefix(value: str, min_length: int = 1) -> str | None:
+    """``value`` as a lowercase prefix of a 64-hex id, or None when it cannot be one (too long, not hex, shorter
+    than ``min_length``): the caller answers "no such id" without a query. A 100 KB ``LIKE`` pattern is an
+    SQLite error ("pattern too complex"), not an answer."""
+    text = value.strip().lower()
+    if not min_length <= len(text) <= 64 or any(ch not in "0123456789abcdef" for ch in text):
+        return None
+    return text
+
+
 def is_name(value: object) -> bool:
     """Person and session names: ``a-z0-9-``, 1 to 64 characters."""
     return isinstance(value, str) and bool(NAME_RE.fullmatch(value))

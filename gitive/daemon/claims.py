@@ -14,12 +14,14 @@ from typing import Any
 
 from gitive.core.clock import now_ms
 from gitive.core.credentials import is_credential_path
-from gitive.errors import GitiveError
+from gitive.errors import GitiveError, quoted
 
 DEFAULT_MINUTES = 30
 MAX_MINUTES = 8 * 60
 MAX_PATHS = 32
 MAX_NOTE = 200
+MAX_PATH = 1_024  # characters of one claimed path (the MCP tool's schema says the same)
+MAX_SESSION = 200  # characters of a session's address
 
 
 def clean_path(path: str, root: str | None) -> str:
@@ -28,12 +30,14 @@ def clean_path(path: str, root: str | None) -> str:
     Raises:
         GitiveError: an empty path, or one outside the repository.
     """
+    if len(path) > MAX_PATH:
+        raise GitiveError(f"a claimed path is at most {MAX_PATH:,} characters, not {quoted(path)}")
     text = path.strip().replace("\\", "/")
     if root and text.startswith(root.rstrip("/") + "/"):
         text = text[len(root.rstrip("/")) + 1:]
     rel = PurePosixPath(text)
     if not text or rel.is_absolute() or ".." in rel.parts:
-        raise GitiveError(f"claim files by their path in the repository (e.g. src/app.py), not {path!r}")
+        raise GitiveError(f"claim files by their path in the repository (e.g. src/app.py), not {quoted(path)}")
     return str(rel)
 
 
@@ -47,6 +51,8 @@ def claim(db: sqlite3.Connection, session: str, paths: list[str], minutes: int, 
     now = now if now is not None else now_ms()
     if not paths:
         raise GitiveError("say which files to claim (paths in the repository)")
+    if len(session) > MAX_SESSION:
+        raise GitiveError(f"a session's address is at most {MAX_SESSION} characters, not {quoted(session)}")
     if len(paths) > MAX_PATHS:
         raise GitiveError(f"at most {MAX_PATHS} files in one claim; claim the few you are changing now")
     if not 0 <= minutes <= MAX_MINUTES:

@@ -89,7 +89,13 @@ def _accept(conn: sqlite3.Connection, repo: Repo, old: Snapshot | None, new: Sna
     """Move the pin of ``new.machine`` to ``new`` and the body locations with it (``own``: ``new`` is the
     repository's own ``refs/hive/bodies/<machine>``, which needs no pinned copy)."""
     store = repo.path
-    more, fewer = bodies.changes(repo, old, new)
+    try:
+        more, fewer = bodies.changes(repo, old, new)
+    except KeyError:  # the old snapshot's trees are gone (its pin was dropped for a retracted body): list anew
+        more = dict(bodies.entries(repo, new.tree, new.layout))
+        fewer = {h for (h,) in conn.execute("SELECT body_hash FROM body_locations WHERE store = ? AND machine = ?",
+                                            (store, new.machine))} - more.keys()
+    _note_dropped(conn, store, new.machine, fewer)
     conn.executemany("DELETE FROM body_locations WHERE body_hash = ? AND store = ? AND machine = ?",
                      [(h, store, new.machine) for h in fewer])
     conn.executemany("INSERT OR REPLACE INTO body_locations VALUES (?,?,?,?)",
@@ -348,3 +354,67 @@ def _owns(repo: Repo, me: str, hash_: str, lesson: str | None) -> bool:
         return body_hash(lesson, parse_body(data)) == hash_
     except InvalidRecord:
         return True  # not a lesson body at all: nothing worth keeping under a refused hash
+
+
+def _note_dropped(conn: sqlite3.Connection, store: str, machine: str, hashes: set[str]) -> None:
+    """Remember, for this connection, the blobs of bodies a newer snapshot dropped: if one of them turns out to
+    be refused (the tombstone may come in the same fetch), ``drop_refused_copies`` purges it from disk."""
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS dropped_blobs(store TEXT NOT NULL, body_hash TEXT NOT NULL, "
+                 "blob TEXT NOT NULL, PRIMARY KEY(store, body_hash, blob))")
+    for batch in _chunks(hashes):
+        marks = ",".join("?" * len(batch))
+        conn.execute(f"INSERT OR IGNORE INTO temp.dropped_blobs SELECT store, body_hash, blob FROM body_locations "
+                     f"WHERE store = ? AND machine = ? AND body_hash IN ({marks})", [store, machine, *batch])
+
+
+def _dropped_refused(conn: sqlite3.Connection) -> dict[str, set[str]]:
+    """The blobs of refused bodies that a snapshot dropped during this connection (then forgotten)."""
+    if not conn.execute("SELECT 1 FROM temp.sqlite_schema WHERE name = 'dropped_blobs'").fetchone():
+        return {}
+    out: dict[str, set[str]] = {}
+    for store, blob in conn.execute("SELECT store, blob FROM temp.dropped_blobs WHERE body_hash IN "
+                                    "(SELECT body_hash FROM refused_bodies)"):
+        out.setdefault(store, set()).add(blob)
+    conn.execute("DELETE FROM temp.dropped_blobs")
+    return out
+
+
+def drop_refused_copies(conn: sqlite3.Connection, stores: list[Repo]) -> dict[str, set[str]]:
+    """Delete every fetched or pinned body snapshot of another machine that still holds a refused body, and
+    return the blobs of those bodies per store (for ``maintenance.purge``).
+
+    The author drops a retracted body from its own store at its next sync, but until then the copy a reader
+    fetched, and the pin that keeps it reachable, would keep the text on this disk; and a snapshot that dropped
+    it leaves its blob behind as garbage. Both go now. The accepted version stays
+    in ``body_pins``, so a replayed older snapshot is still refused; bodies already read stay in the index,
+    and the machine's next snapshot is read in full (``_accept``).
+    """
+    refused = [h for (h,) in conn.execute("SELECT body_hash FROM refused_bodies") if bodies.is_body_hash(h)]
+    out = _dropped_refused(conn)
+    for repo in stores if refused else []:
+        for name, tip in refs.tips(repo, "refs/").items():
+            if body_ref_machine(name) is None or name.startswith(BODIES_REF_PREFIX):
+                continue  # not a body store, or this repository's own (rewritten by drop_own_bodies)
+            held = _refused_blobs(repo, tip, refused)
+            if held:
+                refs.delete(repo, name)
+                for table in ("body_sources", "cursors"):
+                    conn.execute(f"DELETE FROM {table} WHERE store = ? AND ref = ?", (repo.path, name))
+                out.setdefault(repo.path, set()).update(held)
+    return out
+
+
+def _refused_blobs(repo: Repo, tip: str, refused: list[str]) -> set[str]:
+    tree = objects.commit_tree(repo, tip)
+    if tree is None:
+        return set()
+    found = set()
+    for hash_ in refused:
+        for layout in (snapshots.FANOUT, snapshots.FLAT):
+            try:
+                blob = bodies.locate(repo, tree, layout, hash_)
+            except (KeyError, ValueError, AttributeError):
+                blob = None
+            if blob is not None:
+                found.add(str(blob))
+    return found

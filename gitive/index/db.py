@@ -369,6 +369,17 @@ def _migrate(conn: sqlite3.Connection, steps: list[tuple[str, str | Callable[[sq
             conn.execute("INSERT INTO migrations VALUES (?, ?)", (name, now_ms()))
 
 
+def writable(path: Path) -> bool:
+    """Whether the index at ``path`` can be written here: its folder (or the nearest that exists) accepts
+    writes. False on a read-only mount or a ``.git`` this user may only read."""
+    import os
+
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return os.access(folder, os.W_OK) and (not path.exists() or os.access(path, os.W_OK))
+
+
 @contextmanager
 def connect(path: Path, *, readonly: bool = False, steps: list[tuple[str, Any]] | None = None
             ) -> Iterator[sqlite3.Connection]:
@@ -377,7 +388,9 @@ def connect(path: Path, *, readonly: bool = False, steps: list[tuple[str, Any]] 
     ``steps`` are the named schema steps of another database kept the same way (default: the index's).
     """
     if readonly:
-        conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=5, isolation_level=None)
+        # A folder nobody may write to (a read-only mount): no -shm can be made, so the file is read as it is
+        mode = "mode=ro" if writable(path) else "mode=ro&immutable=1"
+        conn = sqlite3.connect(f"file:{quote(str(path))}?{mode}", uri=True, timeout=5, isolation_level=None)
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, timeout=30, isolation_level=None)
@@ -386,6 +399,8 @@ def connect(path: Path, *, readonly: bool = False, steps: list[tuple[str, Any]] 
         # A checkpoint leaves the WAL file at its largest size unless told otherwise: after a big ingest that
         # would double the index on disk for good.
         conn.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
+        # Deleted rows are overwritten with zeros, so retracted text leaves the file's pages (index.scrub).
+        conn.execute("PRAGMA secure_delete = ON")
         _migrate(conn, MIGRATIONS if steps is None else steps)
     try:
         yield conn

@@ -83,6 +83,8 @@ def remote_problems(repo: Any) -> list[dict[str, Any]]:
                                   "write access): fix that on the host, then `gitive sync`"))
         if seen.get("unreachable"):
             found.append(_problem("remote-unreachable", f"{repo.path}:{remote}", seen["unreachable"],
+                                  "remove the lock it names if no git process is running, then `gitive sync`"
+                                  if ".lock" in str(seen["unreachable"]) else
                                   "check the URL and your access, then `gitive sync`"))
     return found
 

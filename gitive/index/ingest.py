@@ -17,13 +17,14 @@ from urllib.parse import quote
 
 from gitive.constants import BODIES_REF_PREFIX, CHAIN_PROBLEMS, REMOTES_REF_PREFIX
 from gitive.core.clock import now_ms
-from gitive.index import decisions, sealed, unsealing
+from gitive.index import bodies as body_tables
+from gitive.index import decisions, scrub, sealed, unsealing
 from gitive.index import entries as entry_rows
 from gitive.index import lessons as lesson_tables
 from gitive.index.db import meta_get, meta_set
 from gitive.index.problems import Report, clear_chain_problems, record_problem
 from gitive.index.roster import recompute_roster
-from gitive.store import refs, verify
+from gitive.store import maintenance, refs, verify
 from gitive.store import repo as repos
 from gitive.store.logs import claimed_seq
 
@@ -235,6 +236,7 @@ def ingest(conn: sqlite3.Connection, stores: list[Repo], team_id: str, founder: 
                 moved_bodies.append((store, name, tip))
     if not work and not moved_bodies and conn.execute("SELECT 1 FROM members LIMIT 1").fetchone() \
             and not decisions.ripe(conn, now):
+        scrub.scrub_if_due(conn)  # one left by a checkpoint a reader blocked
         return report
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -254,11 +256,20 @@ def ingest(conn: sqlite3.Connection, stores: list[Repo], team_id: str, founder: 
                          "DO UPDATE SET tip = excluded.tip", moved_bodies)
         for repo in stores:
             _pin(conn, repo, me)
+        purge = body_tables.drop_refused_copies(conn, stores) if moved_bodies or _scrub_due(conn) else {}
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+    for repo in stores:  # retracted bodies this machine fetched or pinned leave its disk now
+        if purge.get(repo.path):
+            maintenance.purge(repo, purge[repo.path])
+    scrub.scrub_if_due(conn)  # a tombstone applied above: its text leaves the file's bytes too
     return report
+
+
+def _scrub_due(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM meta WHERE key = ?", (scrub.DUE,)).fetchone() is not None
 
 
 def _ingest_all(conn: sqlite3.Connection, team_id: str, founder: str, work: list[Work], parked: list[Work],

@@ -6,7 +6,7 @@ import json
 import sqlite3
 
 from gitive.core import decisions
-from gitive.index import projects
+from gitive.index import projects, scrub
 from gitive.index.lesson_text import drop_text
 
 
@@ -71,6 +71,7 @@ def apply_tombstones(conn: sqlite3.Connection, recheck: bool = False) -> tuple[s
             conn.execute("UPDATE tombstones SET applied = 1 WHERE author = ? AND log = ? AND seq = ?",
                          (author, log, seq))
             retracted.add(lesson)
+            scrub.mark(conn)
         elif applied and not counts and recheck:
             conn.execute("UPDATE tombstones SET applied = 0 WHERE author = ? AND log = ? AND seq = ?",
                          (author, log, seq))

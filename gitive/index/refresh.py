@@ -34,6 +34,11 @@ def fresh_index(hive: Hive, progress: Progress | None = None) -> Iterator[tuple[
 
     A personal store from before sealed scopes is moved into the team store first (``personal_migration``).
     """
+    if not db.writable(hive.index_path):
+        _say_read_only(hive)
+        with db.connect(hive.index_path, readonly=True) as conn:
+            yield conn, Report()
+        return
     _cache_project_id(hive)
     moving = personal_migration.before_open(hive)
     with db.connect(hive.index_path) as conn:
@@ -54,6 +59,19 @@ def fresh_index(hive: Hive, progress: Progress | None = None) -> Iterator[tuple[
             _standing(hive, conn, me)
         obligations.refresh(conn)  # a fingerprint query when nothing changed
         yield conn, report
+
+
+def _say_read_only(hive: Hive) -> None:
+    """Reads of a read-only ``.git`` show the index as last written: nothing new is ingested.
+
+    Raises:
+        GitiveError: there is no index to read yet.
+    """
+    from gitive.errors import GitiveError
+
+    if not hive.index_path.exists():
+        raise GitiveError(f"{hive.common_dir} is read-only and holds no gitive index yet; nothing was written")
+    notices.emit(f"{hive.common_dir} is read-only: showing what gitive last read, without what was fetched since")
 
 
 def _standing(hive: Hive, conn: sqlite3.Connection, me: str) -> None:

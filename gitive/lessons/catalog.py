@@ -7,7 +7,8 @@ import sqlite3
 from typing import Any
 
 from gitive.core.clock import now_ms
-from gitive.errors import GitiveError
+from gitive.core.ids import id_prefix
+from gitive.errors import GitiveError, quoted
 from gitive.index import admitted, lesson_text
 from gitive.index.lesson_text import effective_body
 
@@ -58,12 +59,14 @@ def resolve_id(conn: sqlite3.Connection, prefix: str) -> str:
         GitiveError: no lesson, or several, start with ``prefix``.
     """
     if len(prefix) < 6:
-        raise GitiveError(f"lesson id {prefix!r} is too short: give at least 6 characters")
-    rows = conn.execute("SELECT id FROM visible_lessons WHERE id LIKE ? LIMIT 3", (prefix.lower() + "%",)).fetchall()
+        raise GitiveError(f"lesson id {quoted(prefix)} is too short: give at least 6 characters")
+    hex_prefix = id_prefix(prefix)
+    rows = [] if hex_prefix is None else conn.execute(
+        "SELECT id FROM visible_lessons WHERE id LIKE ? LIMIT 3", (hex_prefix + "%",)).fetchall()
     if not rows:
-        raise GitiveError(f"no lesson {prefix!r} here; `gitive sync` fetches teammates' lessons")
+        raise GitiveError(f"no lesson {quoted(prefix)} here; `gitive sync` fetches teammates' lessons")
     if len(rows) > 1:
-        raise GitiveError(f"lesson id {prefix!r} is ambiguous: give more characters")
+        raise GitiveError(f"lesson id {quoted(prefix)} is ambiguous: give more characters")
     return rows[0][0]
 
 

@@ -239,3 +239,21 @@ def remote_upkeep(url: str) -> RemoteUpkeep | None:
 
     auto = setting("receive.autogc") not in ("false", "no", "off", "0") and setting("gc.auto") != "0"
     return RemoteUpkeep(str(path), _loose_objects(path), auto)
+
+
+def purge(repo: pygit2.Repository, oids: set[str]) -> int:
+    """Delete ``oids`` from the object database now if nothing reaches them any more; return how many.
+
+    For objects that must not stay on disk (a retracted lesson's body): no grace period, since nobody may point
+    at them again. A packed one is first turned loose by ``git repack -A -d`` (git keeps unreachable packed
+    objects as loose ones), then deleted like the rest. Whatever git still reaches is kept.
+    """
+    from gitive.store import git
+
+    gitdir = Path(repo.path)
+    if not oids:
+        return 0
+    if any(not (gitdir / "objects" / oid[:2] / oid[2:]).exists() for oid in oids):
+        git.run(["repack", "-A", "-d", "-q"], cwd=gitdir)
+    unreachable = _unreachable(gitdir, "now")
+    return _delete_loose(gitdir, {oid for oid in oids if oid in unreachable})

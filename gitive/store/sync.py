@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -143,6 +144,47 @@ def _reach_error(remote: str, url: str | None, exc: GitCommandError) -> RemoteEr
     return RemoteError(f"cannot reach remote {remote!r} ({url}): {last}; check the URL and your access")
 
 
+_LOCK_WAIT = 60.0  # seconds to wait for another live fetch of this repository to finish with its locks
+
+
+def _lock_named(exc: GitCommandError) -> str | None:
+    """The lock file a failed git command names ("Unable to create '…/x.lock': File exists"), if any."""
+    import re
+
+    found = re.search(r"'([^']+\.lock)'", exc.stderr)
+    return found.group(1) if found and ("exists" in exc.stderr or "lock" in exc.stderr) else None
+
+
+def _fetch_past_locks(repo: pygit2.Repository, remote: str, url: str | None, timeout: float) -> None:
+    """``git fetch``; a lock a dead fetch left is removed and the fetch tried again, and one a live fetch
+    holds is waited for (up to ``_LOCK_WAIT``): two syncs at once both succeed.
+
+    Raises:
+        RemoteError: the remote cannot be reached, or a lock stays held by a live process (named).
+    """
+    from gitive.store import fetch_locks
+
+    gitdir, workdir = Path(repo.path), Path(repo.workdir) if repo.workdir else None
+    give_up = time.monotonic() + min(timeout, _LOCK_WAIT)
+    for _ in range(1000):  # bounded: each turn removed a lock, or waited 0.2 s within _LOCK_WAIT
+        try:
+            git.run(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, fetch_refspec(remote)],
+                    cwd=repo.path, timeout=timeout)
+            return
+        except GitCommandError as exc:
+            lock = _lock_named(exc)
+            if lock is None:
+                raise _reach_error(remote, url, exc) from None
+            removed, live = fetch_locks.clear_stale(gitdir, workdir, remote)
+            if removed or (live and time.monotonic() < give_up):
+                time.sleep(0 if removed else 0.2)
+                continue
+            who = f"held by a running git (pid {', '.join(map(str, live))})" if live else (
+                "not under this remote's refs, so gitive leaves it; remove it if no git process is running")
+            raise RemoteError(f"cannot update refs from remote {remote!r}: {lock} is locked, {who}") from None
+    raise RemoteError(f"cannot update refs from remote {remote!r}: its lock files keep coming back")
+
+
 def fetch(repo: pygit2.Repository, remote: str, timeout: float = 300) -> dict[str, str]:
     """Fetch the remote's hive refs; return the remote-tracking tips that changed (ref -> new id).
 
@@ -154,11 +196,7 @@ def fetch(repo: pygit2.Repository, remote: str, timeout: float = 300) -> dict[st
         raise RemoteError(f"no remote named {remote!r}; see `git remote -v`")
     prefix = f"{REMOTES_REF_PREFIX}{remote}/"
     before = refs.tips(repo, prefix)
-    try:
-        git.run(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, fetch_refspec(remote)],
-                cwd=repo.path, timeout=timeout)
-    except GitCommandError as exc:
-        raise _reach_error(remote, url, exc) from None
+    _fetch_past_locks(repo, remote, url, timeout)
     after = refs.tips(repo, prefix)
     return {name: tip for name, tip in after.items() if before.get(name) != tip}
 

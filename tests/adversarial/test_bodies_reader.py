@@ -112,6 +112,7 @@ def test_a_replayed_older_snapshot_neither_erases_nor_revives(pair: list[Machine
     for m in (a, b):
         m.ok("sync")  # Bob, the attacker here, keeps a copy of this snapshot
     old = _bodies_tip(bare_remote, a)
+    b.git("update-ref", "refs/attacker/old-bodies", old)  # kept out of gitive's reach: it purges retracted bodies
     second = propose(a, "Newer lesson the replay would erase")
     for m in (a, b):
         m.ok("sync")

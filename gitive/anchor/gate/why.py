@@ -10,7 +10,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from gitive.errors import GitiveError
+from gitive.core.ids import id_prefix
+from gitive.errors import GitiveError, quoted
 from gitive.index import ledger as ledger_reads
 
 _SAYS = {
@@ -36,10 +37,10 @@ def explain(index: sqlite3.Connection, prefix: str, shown: dict[str, Any] | None
     Raises:
         UnknownItem: no item or decision has that id, or the prefix is ambiguous or too short.
     """
-    prefix = prefix.strip().lower()
-    if len(prefix) < 6 or any(ch not in "0123456789abcdef" for ch in prefix):
-        raise UnknownItem(f"{prefix!r} is not an item id: give at least 6 hex characters (gitive inbox and "
-                          "gitive digest show them)")
+    given, prefix = prefix, id_prefix(prefix, 6) or ""
+    if not prefix:
+        raise UnknownItem(f"no such item {quoted(given.strip())}: an item id is 6 to 64 hex characters (gitive "
+                          "inbox and gitive digest show them)")
     found = ledger_reads.decisions(index, item=prefix)
     ids = {d["item"] for d in found} | set(ledger_reads.item_records(index, prefix=prefix))
     if not ids:
