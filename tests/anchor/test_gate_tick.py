@@ -121,3 +121,8 @@ def test_a_member_cannot_forge_a_watcher_item_or_a_delivery(team: AnchoredTeam) 
     team.alice.ok("sync")
     assert team.alice.json("inbox", "--items") == []
     assert team.alice.run("why", forged.id[:12]).code == 1
+
+
+def ledger_decisions(machine: Machine) -> list[dict[str, Any]]:
+    """Every decision in ``machine``'s own ledger log, oldest first, whatever the entry's format."""
+    return ledger_entries(machine)
