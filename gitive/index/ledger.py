@@ -12,6 +12,8 @@ import json
 import sqlite3
 from typing import Any
 
+from gitive.core import item_ids
+from gitive.errors import GitiveError
 from gitive.index.queries import VERIFIED
 
 _BY_ANCHOR = VERIFIED + " AND m.role = 'anchor'"
@@ -54,9 +56,15 @@ def decisions(index: sqlite3.Connection, *, item: str | None = None, person: str
     return out
 
 
-def item_records(index: sqlite3.Connection, ids: list[str] | None = None, *, prefix: str | None = None
-                 ) -> dict[str, dict[str, Any]]:
-    """item id -> its verified ``item`` record (with ``author``): an anchor's own, or a member's proposal."""
+def item_records(index: sqlite3.Connection, ids: list[str] | None = None, *, prefix: str | None = None,
+                 key: Any = None) -> dict[str, dict[str, Any]]:
+    """item id -> its verified ``item`` record (with ``author``): an anchor's own, or a member's proposal.
+
+    A record counts under the id derived from its content (:func:`gitive.core.item_ids.derived_id`), and only
+    when that is the id it names: a member's record claiming another id (the anchor's next firing's, issue 23)
+    is nobody's item. An anchor's format 2 item gets its ``title`` when it was sealed to this machine (``key``,
+    default the machine key of ``GITIVE_HOME``), and none otherwise.
+    """
     sql = VERIFIED.replace("SELECT e.author,", "SELECT m.role, e.author,", 1) + " AND e.kind = 'item'"
     args: list[Any] = []
     if prefix is not None:
@@ -68,11 +76,27 @@ def item_records(index: sqlite3.Connection, ids: list[str] | None = None, *, pre
         sql += f" AND json_extract(e.envelope, '$.body.record.id') IN ({','.join('?' * len(ids))})"
         args += ids
     out: dict[str, dict[str, Any]] = {}
+    opener: list[Any] = [key]  # loaded at the first sealed title
     for row in index.execute(sql, args):
         role, author, envelope = row[0], row[1], row[7]
         record = json.loads(envelope)["body"]["record"]
-        source_kind = (record.get("source") or {}).get("kind")
-        if role != "anchor" and source_kind != "session":
-            continue  # only an anchor makes items of other sources (see gating._proposal)
-        out.setdefault(record["id"], record | {"author": author, "author_role": role})
+        ident = item_ids.derived_id(record, author, role == "anchor")
+        if ident is None or ident != record.get("id") or ident in out:
+            continue  # only an anchor makes items of other sources (see gating._proposal); first one counts
+        if record.get("v") is not None:
+            if opener[0] is None:
+                opener[0] = _machine_key()
+            title = item_ids.open_title(record, author, opener[0]) if opener[0] is not None else None
+            record = record | ({"title": title} if title is not None else {})
+        out[ident] = record | {"author": author, "author_role": role}
     return out
+
+
+def _machine_key() -> Any:
+    """This machine's key, to open the titles sealed to it (None where there is none: a bare reader)."""
+    from gitive.core.keys import load_key
+
+    try:
+        return load_key()
+    except GitiveError:  # no machine key here: titles stay sealed
+        return None

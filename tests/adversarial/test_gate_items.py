@@ -9,7 +9,6 @@ The attacker writes with ``gitive.store.logs`` directly, past every write-time c
 from __future__ import annotations
 
 import subprocess
-from typing import Any
 
 from gitive.anchor.gate import items
 from gitive.core.ids import record_id
@@ -19,22 +18,19 @@ from tests.anchor.test_gate_tick import ledger_decisions
 SQUAT_TITLE = "fyi: nothing to see here"
 
 
-def _squat(team: AnchoredTeam, obligation: str, reason: str) -> dict[str, Any]:
+def _squat(team: AnchoredTeam, obligation: str, reason: str) -> None:
     """bob's agent claims the id the anchor's firing of ``obligation`` has had (``blake3("item", ob, reason)``),
-    and the id every reader would derive for the anchor's item, as a session proposal with its own title."""
+    the id every reader now derives for it, and (under an honest id) the firing's fingerprint, which would make
+    the firing a duplicate of bob's item; each as a session proposal with its own title."""
     about = [{"kind": "obligation", "id": obligation}]
-    records = []
+    honest = items.proposal(team.bob.id, "bob", "squat", SQUAT_TITLE, about, [], "alice", 1).record()
+    firing = items.make({"kind": "obligation", "ref": obligation}, "obligation.fired", f"{obligation}:{reason}",
+                        "alice", SQUAT_TITLE, 1, about=about)
     for ident in _ids_of_the_firing(obligation, reason):
-        c = items.proposal(team.bob.id, "bob", "squat", SQUAT_TITLE, about, [], "alice", 1)
-        record = c.record() | {"id": ident}
-        team.bob.append(record)
-        records.append(record)
-    # and the same, claiming the anchor's own source (ignored today already: a member may only propose)
-    forged = items.make({"kind": "obligation", "ref": obligation}, "obligation.fired",
-                        f"{obligation}:{reason}", "alice", SQUAT_TITLE, 1, about=about)
-    team.bob.append(forged.record())
+        team.bob.append(honest | {"id": ident})
+    team.bob.append(honest | {"fingerprint": firing.fingerprint})
+    team.bob.append(firing.record())  # and claiming the anchor's own source (a member may only propose)
     team.bob.ok("sync")
-    return {"records": records}
 
 
 def _ids_of_the_firing(obligation: str, reason: str) -> list[str]:
@@ -64,9 +60,9 @@ def test_a_members_item_cannot_swallow_the_anchors_firing(team: AnchoredTeam) ->
     assert why["record"]["author"] == team.anchor.id
     text = team.alice.ok("why", firing["item"]).out
     assert "publish the release notes" in text and SQUAT_TITLE not in text
-    # bob's proposals are items of their own, under ids the readers derived, never the ones they claimed
-    proposed = [d["item"] for d in ledger_decisions(team.anchor) if d["source"] == "session:bob/squat"]
-    assert proposed and firing["item"] not in proposed
+    # none of bob's records is an item: each claims an id or a fingerprint that is not its own
+    assert [d for d in ledger_decisions(team.anchor) if d["source"] == "session:bob/squat"] == []
+    assert team.bob.run("why", _ids_of_the_firing(ob["id"], "condition")[0]).code == 1
 
 
 def test_no_item_title_reaches_the_remote(team: AnchoredTeam) -> None:

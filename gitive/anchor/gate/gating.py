@@ -33,6 +33,7 @@ from gitive.anchor.gate.items import Candidate
 from gitive.anchor.gate.order import DUPLICATE_WINDOW_MS, Context, Decision, decide
 from gitive.anchor.gate.queue import Item, Queue
 from gitive.anchor.gate.urgency import Facts
+from gitive.core import item_ids
 from gitive.core.records import TEAM_SCOPE
 from gitive.index import ledger as ledger_reads
 from gitive.index import obligations as table
@@ -175,10 +176,12 @@ class Gate:
 
         decisions, self._tick = self._tick, []
         unwritten = {r[0] for r in self.st.execute("SELECT id FROM gate_items WHERE written = 0")}
+        audience = _audiences(self.index)
         records = []
         for d in decisions:
             if d.item.id in unwritten:
-                records.append(d.item.record())
+                machines = audience.get(d.person, []) + audience.get("", [])
+                records.append(d.item.record(item_ids.seal_title(d.item.id, d.item.title, self.me, machines)))
                 unwritten.discard(d.item.id)
         first_decision = len(records)
         records += [d.record() for d in decisions]
@@ -242,10 +245,12 @@ class Gate:
             state.put(self.st, key, hwm, now)
 
     def _proposal(self, entry: dict[str, Any], person: str | None, people: set[str], repo: Any) -> None:
-        c = items.from_record(entry["record"], entry["author"])
         # A member's machine may only propose: an item claiming another source (an obligation, a watcher, a
-        # screening finding) is not the anchor's and could reach past preferences and budgets; ignored.
-        if c is None or c.source.get("kind") != "session" or person is None:
+        # screening finding) is not the anchor's and could reach past preferences and budgets; ignored. Its id and
+        # fingerprint are the ones derived from it (an id it claims could be the anchor's next firing's), and it
+        # speaks only for its own person's sessions (whose budget share it spends).
+        c = items.verified(entry["record"], entry["author"], anchor=False)
+        if c is None or person is None or str(c.source.get("ref") or "").split("/", 1)[0] != person:
             return
         fallback = c.owner if c.owner in people else person
         if self._owners is None:
@@ -289,6 +294,15 @@ def ctx_day(prefs: dict[str, prefs_mod.Prefs], person: str, now: int) -> str:
 
 def _dump(c: Candidate, watch: dict[str, Any] | None) -> str:
     return json.dumps({"record": c.record(), "author": c.author, "watch": watch}, sort_keys=True)
+
+
+def _audiences(index: sqlite3.Connection) -> dict[str, list[str]]:
+    """person -> their active machines, and ``""`` -> the active anchors: whom an anchor's item title is sealed to
+    (the person it is for, to read it; the anchors, to tell it again in a digest or to a second anchor)."""
+    out: dict[str, list[str]] = {}
+    for machine, person, role in index.execute("SELECT machine, person, role FROM members WHERE active = 1"):
+        out.setdefault("" if role == "anchor" else person, []).append(machine)
+    return out
 
 
 def _fallback(index: sqlite3.Connection, c: Candidate) -> str | None:
