@@ -33,26 +33,60 @@ def until_of(index: sqlite3.Connection, anchor: str, item: str) -> int | None:
 
 def decisions(index: sqlite3.Connection, *, item: str | None = None, person: str | None = None,
               since: int | None = None, limit: int = 10_000) -> list[dict[str, Any]]:
-    """Verified decisions signed by anchors, newest first: the record, with ``anchor``, ``seq`` and ``at``.
+    """Verified decisions signed by anchors, newest first: the ledger record (``type`` ledger, ``person`` included,
+    whatever the entry's format), with ``anchor``, ``seq``, ``n`` (its place in a format 2 entry; 0 in format
+    1) and ``at``.
 
     ``item`` may be a prefix of at least 6 hex characters.
     """
-    sql = _BY_ANCHOR + " AND e.log = 'ledger' AND e.kind = 'ledger'"
-    args: list[Any] = []
-    if item is not None:
-        sql += " AND json_extract(e.envelope, '$.body.record.item') LIKE ?"
-        args.append(item.lower() + "%")
+    found = _single(index, item, person, since, limit) + _batched(index, item, person, since, limit)
+    found.sort(key=lambda d: (d["at"], d["seq"], d["n"]), reverse=True)
+    return found[:limit]
+
+
+def _filters(person: str | None, since: int | None) -> tuple[str, list[Any]]:
+    sql, args = "", []
     if person is not None:
         sql += " AND json_extract(e.envelope, '$.body.record.person') = ?"
         args.append(person)
     if since is not None:
         sql += " AND e.at >= ?"
         args.append(since)
-    sql += " ORDER BY e.at DESC, e.seq DESC LIMIT ?"
-    args.append(limit)
+    return sql, args
+
+
+def _single(index: sqlite3.Connection, item: str | None, person: str | None, since: int | None, limit: int
+            ) -> list[dict[str, Any]]:
+    """Format 1: one ``ledger`` entry per decision."""
+    sql = _BY_ANCHOR + " AND e.log = 'ledger' AND e.kind = 'ledger'"
+    args: list[Any] = []
+    if item is not None:
+        sql += " AND json_extract(e.envelope, '$.body.record.item') LIKE ?"
+        args.append(item.lower() + "%")
+    more, more_args = _filters(person, since)
+    sql += more + " ORDER BY e.at DESC, e.seq DESC LIMIT ?"
     out = []
-    for author, _, seq, _, _, at, envelope, _, _ in index.execute(sql, args):
-        out.append(json.loads(envelope)["body"]["record"] | {"anchor": author, "seq": seq, "at": at})
+    for author, _, seq, _, _, at, envelope, _, _ in index.execute(sql, args + more_args + [limit]):
+        out.append(json.loads(envelope)["body"]["record"] | {"anchor": author, "seq": seq, "n": 0, "at": at})
+    return out
+
+
+def _batched(index: sqlite3.Connection, item: str | None, person: str | None, since: int | None, limit: int
+             ) -> list[dict[str, Any]]:
+    """Format 2: one ``ledger-batch`` entry per tick and person, each decision a row of its ``decisions``."""
+    inner = _BY_ANCHOR + " AND e.log = 'ledger' AND e.kind = 'ledger-batch'"
+    more, args = _filters(person, since)
+    sql = (f"SELECT b.author, b.seq, b.at, json_extract(b.envelope, '$.body.record.person'), d.key, d.value "
+           f"FROM ({inner}{more}) b JOIN json_each(b.envelope, '$.body.record.decisions') d")
+    if item is not None:
+        sql += " WHERE json_extract(d.value, '$.item') LIKE ?"
+        args.append(item.lower() + "%")
+    sql += " ORDER BY b.at DESC, b.seq DESC, d.key DESC LIMIT ?"
+    out = []
+    for author, seq, at, who, n, value in index.execute(sql, [*args, limit]):
+        decision = json.loads(value)
+        if isinstance(decision, dict):
+            out.append(decision | {"type": "ledger", "person": who, "anchor": author, "seq": seq, "n": n, "at": at})
     return out
 
 

@@ -15,11 +15,18 @@ HOUR = 3_600_000
 
 
 def ledger_entries(machine: Machine) -> list[dict[str, Any]]:
-    """The gate's decisions in ``machine``'s own ledger log, read from git."""
+    """The gate's decisions in ``machine``'s own ledger log, read from git, oldest first: a format 1 entry is
+    one, a format 2 entry (one per tick and person) holds many, each given its ``person``."""
     from gitive.store import logs, refs
 
-    return [e.body["record"] for e in logs.entries(machine.repo, refs.log_ref(machine.id, "ledger"))
-            if e.kind == "ledger"]
+    out = []
+    for e in logs.entries(machine.repo, refs.log_ref(machine.id, "ledger")):
+        record = e.body["record"]
+        if e.kind == "ledger":
+            out.append(record)
+        elif e.kind == "ledger-batch":
+            out += [d | {"type": "ledger", "person": record["person"]} for d in record["decisions"]]
+    return out
 
 
 def live(machine: Machine) -> None:
@@ -123,6 +130,4 @@ def test_a_member_cannot_forge_a_watcher_item_or_a_delivery(team: AnchoredTeam) 
     assert team.alice.run("why", forged.id[:12]).code == 1
 
 
-def ledger_decisions(machine: Machine) -> list[dict[str, Any]]:
-    """Every decision in ``machine``'s own ledger log, oldest first, whatever the entry's format."""
-    return ledger_entries(machine)
+ledger_decisions = ledger_entries

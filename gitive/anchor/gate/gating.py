@@ -8,7 +8,8 @@ Per tick, after the obligations fired (:mod:`gitive.anchor.tick`):
    proposals (verified ``item`` records), messages injection screening matches, and held items whose quiet
    hours ended (they re-enter the gate from the start);
 3. decide each (:func:`gitive.anchor.gate.order.decide`), then each person's digest when its time came;
-4. write the anchor's own item records and one ledger entry per decision in one batch: the ledger entry *is*
+4. write the anchor's own item records (their titles sealed to the person and the anchors) and the ledger, one
+   entry per person holding the tick's decisions for them (ledger format 2), in one batch: the ledger *is*
    the delivery (the person's daemon shows what the ledger says), so a crash between deciding and writing
    sends nothing, and one after writing is found in the ledger on the next start, never decided twice.
 
@@ -171,7 +172,7 @@ class Gate:
             self._used[key] = self._used.get(key, 0) + 1
 
     def _write(self, now: int, report: GateReport) -> None:
-        """One batch: the anchor's own item records not yet written, then one ledger entry per decision."""
+        """One batch: the anchor's own item records not yet written, then the decisions, one entry per person."""
         from gitive.store import logs
 
         decisions, self._tick = self._tick, []
@@ -183,15 +184,16 @@ class Gate:
                 machines = audience.get(d.person, []) + audience.get("", [])
                 records.append(d.item.record(item_ids.seal_title(d.item.id, d.item.title, self.me, machines)))
                 unwritten.discard(d.item.id)
-        first_decision = len(records)
-        records += [d.record() for d in decisions]
+        first_batch = len(records)
+        batches = ledger.batches(decisions)
+        records += [record for record, _ in batches]
         entries = logs.append_many(self.hive.store, self.hive.key, self.hive.team_id, "ledger", TEAM_SCOPE,
                                    records, at=now)
+        placed = [(e.seq, n, d, ctx_day(self._prefs(), d.person, now))
+                  for (_, held), e in zip(batches, entries[first_batch:], strict=True) for n, d in enumerate(held)]
         self.st.execute("BEGIN")
         try:
-            ledger.remember(self.st, self.me, [(e.seq, d, ctx_day(self._prefs(), d.person, now))
-                                               for d, e in zip(decisions, entries[first_decision:], strict=True)],
-                            now)
+            ledger.remember(self.st, self.me, placed, now)
             self._advance(decisions)
             for d in decisions:
                 report.decided[d.branch] = report.decided.get(d.branch, 0) + 1
@@ -216,7 +218,7 @@ class Gate:
     def _settle(self, item_id: str) -> None:
         """An item this anchor decided before a crash: its state from its last decision, nothing decided again."""
         last = self.st.execute("SELECT branch, at FROM gate_decisions WHERE item = ? AND anchor = ? ORDER BY seq "
-                               "DESC LIMIT 1", (item_id, self.me)).fetchone()
+                               "DESC, n DESC LIMIT 1", (item_id, self.me)).fetchone()
         until = ledger_reads.until_of(self.index, self.me, item_id) if last and last[0] == "hold" else None
         self.st.execute("UPDATE gate_items SET state = ?, until = ?, written = 1 WHERE id = ?",
                         ("held" if until else "done", until, item_id))

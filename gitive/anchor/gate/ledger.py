@@ -1,9 +1,14 @@
-"""The gate's ledger: one signed, metadata-only entry per decision in each anchor's ``ledger`` log.
+"""The gate's ledger: signed, metadata-only decisions in each anchor's ``ledger`` log.
 
-An entry holds the item id, the person, the branch and the rule that decided, the urgency with the records it
-came from, the source whose budget share it used, and its time (the entry's ``at``). No item text: the team
-store is readable by the whole team. Readers count an entry only when an *anchor* machine signed it; a
-member's machine that writes one changes nothing anyone sees.
+Format 2 (written now): one ``ledger-batch`` entry per tick and person holds that tick's decisions for them, in
+the order the gate took them (another entry when one would pass 64 KiB). A decision is addressed by (anchor,
+seq, n), its place in the entry, and found by its item id; one signature covers the tick's decisions for a
+person, instead of one each (issue 21: the signing and the commit per decision were the gate's floor). Format 1
+(one ``ledger`` entry per decision, n = 0) is still read. Each decision holds the item id, the person, the
+branch and the rule that decided, the urgency with the records it came from, the source whose budget share it
+used; its time is the entry's ``at``. No item text: the team store is readable by the whole team. Readers count
+an entry only when an *anchor* machine signed it; a member's machine that writes one changes nothing anyone
+sees.
 
 Two views read it: the anchor's own mirror in ``anchor.sqlite`` (duplicates and budgets, across anchors), kept
 here, and on any machine :mod:`gitive.index.ledger` (``gitive why``, ``gitive inbox``, the digest, ``gitive gate
@@ -18,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitive.anchor.base import state
 from gitive.anchor.gate import prefs as prefs_mod
+from gitive.core import canonical
 from gitive.index import ledger as ledger_reads
 from gitive.index.ledger import _BY_ANCHOR
 
@@ -25,40 +31,85 @@ if TYPE_CHECKING:
     from gitive.anchor.gate.order import Decision
 
 
+LEDGER_VERSION = 2
+MAX_BATCH_BYTES = 64 * 1024  # under the 96 KiB entry cap with room for the envelope
+
+
+def batches(decisions: list[Decision]) -> list[tuple[dict[str, Any], list[Decision]]]:
+    """The ``ledger-batch`` records of a tick's ``decisions``: per person (in the order of their first
+    decision), their decisions in order, a new record whenever one would pass :data:`MAX_BATCH_BYTES`."""
+    by_person: dict[str, list[tuple[dict[str, Any], Decision]]] = {}
+    for d in decisions:
+        record = d.record()
+        del record["type"], record["person"]
+        by_person.setdefault(d.person, []).append((record, d))
+    out: list[tuple[dict[str, Any], list[Decision]]] = []
+    for person, found in by_person.items():
+        size = 0
+        held: list[dict[str, Any]] = []
+        kept: list[Decision] = []
+        for record, d in found:
+            cost = len(canonical.dumps_trusted(record)) + 1
+            if held and size + cost > MAX_BATCH_BYTES:
+                out.append((_batch(person, held), kept))
+                size, held, kept = 0, [], []
+            size += cost
+            held.append(record)
+            kept.append(d)
+        out.append((_batch(person, held), kept))
+    return out
+
+
+def _batch(person: str, decisions: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"type": "ledger-batch", "v": LEDGER_VERSION, "person": person, "decisions": decisions}
+
+
 def mirror(index: sqlite3.Connection, st: sqlite3.Connection, people: dict[str, prefs_mod.Prefs]) -> int:
     """Copy every anchor's ledger decisions past their cursors into ``gate_decisions``; how many were new.
 
-    ``people`` is everyone's preferences (a decision counts in its person's local day). Decisions already
-    there (this anchor's own, :func:`remember` keeps them as it writes) are not parsed again."""
+    ``people`` is everyone's preferences (a decision counts in its person's local day). Entries already there
+    (this anchor's own, :func:`remember` keeps them as it writes) are not parsed again."""
     added = 0
     for anchor in ledger_reads.anchors(index):
         key = f"gate-mirror:{anchor}"
         seen = state.get(st, key) or 0
-        known = {r[0] for r in st.execute("SELECT seq FROM gate_decisions WHERE anchor = ? AND seq > ?",
+        known = {r[0] for r in st.execute("SELECT DISTINCT seq FROM gate_decisions WHERE anchor = ? AND seq > ?",
                                           (anchor, seen))}
-        rows = index.execute(_BY_ANCHOR + " AND e.author = ? AND e.log = 'ledger' AND e.kind = 'ledger' "
-                             "AND e.seq > ? ORDER BY e.seq", (anchor, seen)).fetchall()
+        rows = index.execute(_BY_ANCHOR + " AND e.author = ? AND e.log = 'ledger' AND e.kind IN ('ledger', "
+                             "'ledger-batch') AND e.seq > ? ORDER BY e.seq", (anchor, seen)).fetchall()
         found = []
-        for author, _, seq, _, _, at, envelope, _, _ in rows:
-            if seq in known:
-                continue
-            r = json.loads(envelope)["body"]["record"]
-            p = people.get(r["person"]) or prefs_mod.Prefs(r["person"])
-            found.append((author, seq, r["item"], r["person"], r["fingerprint"], r["branch"], r["source"], at,
-                          prefs_mod.day_of(p, at)))
+        for author, _, seq, _, kind, at, envelope, _, _ in rows:
+            if seq not in known:
+                found += _rows(author, seq, kind, at, json.loads(envelope)["body"]["record"], people)
         before = st.total_changes
-        st.executemany("INSERT OR IGNORE INTO gate_decisions VALUES (?,?,?,?,?,?,?,?,?)", found)
+        st.executemany("INSERT OR IGNORE INTO gate_decisions VALUES (?,?,?,?,?,?,?,?,?,?)", found)
         added += st.total_changes - before
         if rows:
             state.put(st, key, max(seen, rows[-1][2]), rows[-1][5])
     return added
 
 
-def remember(st: sqlite3.Connection, anchor: str, decided: list[tuple[int, Decision, str]], at: int) -> None:
-    """This anchor's decisions as its ledger holds them: ``(seq, decision, the person's day)``."""
-    st.executemany("INSERT OR IGNORE INTO gate_decisions VALUES (?,?,?,?,?,?,?,?,?)",
-                   [(anchor, seq, d.item.id, d.person, d.item.fingerprint, d.branch, d.item.source_key, at, day)
-                    for seq, d, day in decided])
+def _rows(author: str, seq: int, kind: str, at: int, record: dict[str, Any], people: dict[str, prefs_mod.Prefs]
+          ) -> list[tuple[Any, ...]]:
+    """The mirror's rows of one ledger entry of either format (a malformed decision is skipped)."""
+    person = record.get("person")
+    p = people.get(person) or prefs_mod.Prefs(person)
+    day = prefs_mod.day_of(p, at)
+    found = [record] if kind == "ledger" else record.get("decisions") or []
+    out = []
+    for n, r in enumerate(found):
+        if isinstance(r, dict) and all(isinstance(r.get(k), str) for k in ("item", "fingerprint", "branch",
+                                                                          "source")):
+            out.append((author, seq, r["item"], person, r["fingerprint"], r["branch"], r["source"], at, day, n))
+    return out
+
+
+def remember(st: sqlite3.Connection, anchor: str, decided: list[tuple[int, int, Decision, str]], at: int) -> None:
+    """This anchor's decisions as its ledger holds them: ``(seq, place in the entry, decision, the person's
+    day)``."""
+    st.executemany("INSERT OR IGNORE INTO gate_decisions VALUES (?,?,?,?,?,?,?,?,?,?)",
+                   [(anchor, seq, d.item.id, d.person, d.item.fingerprint, d.branch, d.item.source_key, at, day, n)
+                    for seq, n, d, day in decided])
 
 
 def decided_by(st: sqlite3.Connection, item: str, anchor: str) -> bool:
