@@ -16,7 +16,7 @@ records ``propose_item`` writes): 45% cite an obligation someone waits on (atten
 (info: digest), 10% repeat an earlier item's subject (duplicate), 10% cite an obligation past its deadline that
 someone waits on (alarm; alarms are off, so held or digested). The anchor fetches, ingests
 (``fresh_index``), and its gate (``gitive.anchor.gate.gating.Gate.run``) decides everything due, writing the ledger
-in format 2: one signed entry per tick and person holding that tick's decisions for them. Only ``Gate.run`` is
+in format 2: one signed entry per tick holding that tick's decisions. Only ``Gate.run`` is
 timed.
 
 Figures (each against a baseline measured in the same run, with its target):
@@ -250,13 +250,13 @@ def _cpu() -> float:
 
 
 def _decisions(ledger: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every decision of the ledger's records, whatever the format (format 2: one entry per tick and person)."""
+    """Every decision of the ledger's records, whatever the format (format 2: one entry per tick)."""
     out = []
     for r in ledger:
         if r["type"] == "ledger":
             out.append(r)
         elif r["type"] == "ledger-batch":
-            out += [d | {"type": "ledger", "person": r["person"], "_at": r["_at"]} for d in r["decisions"]]
+            out += [d | {"type": "ledger", "_at": r["_at"]} for d in r["decisions"]]
     return out
 
 

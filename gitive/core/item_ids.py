@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from gitive.core import canonical, sealing
-from gitive.core.ids import record_id
+from gitive.core.ids import blake3_hex
 from gitive.errors import InvalidRecord
 
 ITEM_VERSION = 2  # the anchor's items: title sealed to its audience, id derived from the content
@@ -31,20 +31,30 @@ def cut_title(text: str) -> str:
     return flat if len(flat) <= MAX_TITLE else flat[:MAX_TITLE - 1] + "…"
 
 
+def _id(*parts: Any) -> str:
+    """``gitive.core.ids.record_id`` of ``parts``, the same bytes: the parts are strings and integers of a record
+    that passed its checks (the gate derives thousands of ids a tick; the recursive check cost more than the
+    hash)."""
+    try:
+        return blake3_hex(canonical.dumps_trusted(list(parts)))
+    except (TypeError, ValueError):  # not JSON after all: the checked path raises its own error
+        return blake3_hex(canonical.dumps(list(parts)))
+
+
 def fingerprint(source_kind: str, subject: str, owner: str) -> str:
-    return record_id("fingerprint", source_kind, subject, owner)
+    return _id("fingerprint", source_kind, subject, owner)
 
 
 def anchor_item_id(source: dict[str, Any], kind: str, subject: str, about: list[dict[str, str]] | tuple[
         dict[str, str], ...] = ()) -> str:
     """The id of an item an anchor makes: from what it is (never who made it or when), so two anchors agree."""
     cited = sorted(f"{a['kind']}:{a['id']}" for a in about)
-    return record_id("item", source["kind"], source.get("ref") or "", kind, subject, cited)
+    return _id("item", source["kind"], source.get("ref") or "", kind, subject, cited)
 
 
 def proposal_id(author: str, ref: str, subject: str, created: int) -> str:
     """The id of a session's proposal: it names the author's machine, so no member can take another's id."""
-    return record_id("item", author, ref, subject, created)
+    return _id("item", author, ref, subject, created)
 
 
 def derived_id(record: dict[str, Any], author: str, anchor: bool) -> str | None:

@@ -207,11 +207,10 @@ _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
         "channel": ("list", False),  # session / desktop / inbox
         "budget": ("dict", False),  # attention: {used, of, source_used, source_of} after this one
     },
-    # Ledger format 2 (docs/gate.md): one entry per tick and person holding that tick's decisions for them, each a
-    # ledger record without `type` and `person`; one signature for many decisions, each still found by its item.
+    # Ledger format 2 (docs/gate.md): one entry per tick holding that tick's decisions (another past 64 KiB), each
+    # a ledger record without `type`; one signature for many decisions, each still found by its item.
     "ledger-batch": {
         "v": ("format-version", True),
-        "person": ("name", True),
         "decisions": ("list", True),
     },
     # A person's gate preferences: their own signed record, set at a terminal (gitive prefs).

@@ -44,17 +44,6 @@ def decisions(index: sqlite3.Connection, *, item: str | None = None, person: str
     return found[:limit]
 
 
-def _filters(person: str | None, since: int | None) -> tuple[str, list[Any]]:
-    sql, args = "", []
-    if person is not None:
-        sql += " AND json_extract(e.envelope, '$.body.record.person') = ?"
-        args.append(person)
-    if since is not None:
-        sql += " AND e.at >= ?"
-        args.append(since)
-    return sql, args
-
-
 def _single(index: sqlite3.Connection, item: str | None, person: str | None, since: int | None, limit: int
             ) -> list[dict[str, Any]]:
     """Format 1: one ``ledger`` entry per decision."""
@@ -63,30 +52,39 @@ def _single(index: sqlite3.Connection, item: str | None, person: str | None, sin
     if item is not None:
         sql += " AND json_extract(e.envelope, '$.body.record.item') LIKE ?"
         args.append(item.lower() + "%")
-    more, more_args = _filters(person, since)
-    sql += more + " ORDER BY e.at DESC, e.seq DESC LIMIT ?"
+    if person is not None:
+        sql += " AND json_extract(e.envelope, '$.body.record.person') = ?"
+        args.append(person)
+    if since is not None:
+        sql += " AND e.at >= ?"
+        args.append(since)
+    sql += " ORDER BY e.at DESC, e.seq DESC LIMIT ?"
     out = []
-    for author, _, seq, _, _, at, envelope, _, _ in index.execute(sql, args + more_args + [limit]):
+    for author, _, seq, _, _, at, envelope, _, _ in index.execute(sql, [*args, limit]):
         out.append(json.loads(envelope)["body"]["record"] | {"anchor": author, "seq": seq, "n": 0, "at": at})
     return out
 
 
 def _batched(index: sqlite3.Connection, item: str | None, person: str | None, since: int | None, limit: int
              ) -> list[dict[str, Any]]:
-    """Format 2: one ``ledger-batch`` entry per tick and person, each decision a row of its ``decisions``."""
+    """Format 2: one ``ledger-batch`` entry per tick, each decision a row of its ``decisions``."""
     inner = _BY_ANCHOR + " AND e.log = 'ledger' AND e.kind = 'ledger-batch'"
-    more, args = _filters(person, since)
-    sql = (f"SELECT b.author, b.seq, b.at, json_extract(b.envelope, '$.body.record.person'), d.key, d.value "
-           f"FROM ({inner}{more}) b JOIN json_each(b.envelope, '$.body.record.decisions') d")
-    if item is not None:
-        sql += " WHERE json_extract(d.value, '$.item') LIKE ?"
-        args.append(item.lower() + "%")
+    args: list[Any] = []
+    if since is not None:
+        inner += " AND e.at >= ?"
+        args.append(since)
+    sql = (f"SELECT b.author, b.seq, b.at, d.key, d.value FROM ({inner}) b "
+           "JOIN json_each(b.envelope, '$.body.record.decisions') d WHERE 1 = 1")
+    for field, value in (("item", item), ("person", person)):
+        if value is not None:
+            sql += f" AND json_extract(d.value, '$.{field}') " + ("LIKE ?" if field == "item" else "= ?")
+            args.append(value.lower() + "%" if field == "item" else value)
     sql += " ORDER BY b.at DESC, b.seq DESC, d.key DESC LIMIT ?"
     out = []
-    for author, seq, at, who, n, value in index.execute(sql, [*args, limit]):
+    for author, seq, at, n, value in index.execute(sql, [*args, limit]):
         decision = json.loads(value)
-        if isinstance(decision, dict):
-            out.append(decision | {"type": "ledger", "person": who, "anchor": author, "seq": seq, "n": n, "at": at})
+        if isinstance(decision, dict) and isinstance(decision.get("person"), str):
+            out.append(decision | {"type": "ledger", "anchor": author, "seq": seq, "n": n, "at": at})
     return out
 
 

@@ -16,7 +16,7 @@ HOUR = 3_600_000
 
 def ledger_entries(machine: Machine) -> list[dict[str, Any]]:
     """The gate's decisions in ``machine``'s own ledger log, read from git, oldest first: a format 1 entry is
-    one, a format 2 entry (one per tick and person) holds many, each given its ``person``."""
+    one, a format 2 entry (one per tick) holds many."""
     from gitive.store import logs, refs
 
     out = []
@@ -25,7 +25,7 @@ def ledger_entries(machine: Machine) -> list[dict[str, Any]]:
         if e.kind == "ledger":
             out.append(record)
         elif e.kind == "ledger-batch":
-            out += [d | {"type": "ledger", "person": record["person"]} for d in record["decisions"]]
+            out += [d | {"type": "ledger"} for d in record["decisions"]]
     return out
 
 

@@ -9,7 +9,7 @@ Per tick, after the obligations fired (:mod:`gitive.anchor.tick`):
    hours ended (they re-enter the gate from the start);
 3. decide each (:func:`gitive.anchor.gate.order.decide`), then each person's digest when its time came;
 4. write the anchor's own item records (their titles sealed to the person and the anchors) and the ledger, one
-   entry per person holding the tick's decisions for them (ledger format 2), in one batch: the ledger *is*
+   entry holding the tick's decisions (ledger format 2; more past 64 KiB), in one batch: the ledger *is*
    the delivery (the person's daemon shows what the ledger says), so a crash between deciding and writing
    sends nothing, and one after writing is found in the ledger on the next start, never decided twice.
 
@@ -64,6 +64,7 @@ class Gate:
         self._fp: dict[tuple[str, str], str] = {}
         self._used: dict[tuple[str, str, str], int] = {}
         self._owners: dict[str, str] | None = None  # obligation id -> owner, read once per run
+        self._offered: dict[str, tuple[Candidate, dict[str, Any] | None]] = {}  # this run's, by id
 
     # --- candidates ---------------------------------------------------------------------------------------
 
@@ -76,16 +77,32 @@ class Gate:
     def offer_candidate(self, c: Candidate, person: str | None = None, watch: dict[str, Any] | None = None) -> bool:
         """Take ``c`` for ``person`` (default: its owner); true if it was new. Offering twice is a no-op."""
         cur = self.st.execute("INSERT OR IGNORE INTO gate_items VALUES (?,?,?,?,'new',NULL,?)",
-                              (c.id, person or c.owner, _dump(c, watch), c.created, int(c.author is not None)))
+                              _row(c, person, watch))
+        if cur.rowcount > 0:
+            self._offered[c.id] = (c, watch)
         return cur.rowcount > 0
 
+    def _offer_many(self, found: list[tuple[Candidate, str]]) -> None:
+        """Sessions' proposals of one intake in one statement (thousands a tick); offering twice is a no-op."""
+        known = {r[0] for r in self.st.execute(
+            f"SELECT id FROM gate_items WHERE id IN ({','.join('?' * len(found))})", [c.id for c, _ in found])}
+        fresh = {c.id: (c, person) for c, person in found if c.id not in known}
+        self.st.executemany("INSERT OR IGNORE INTO gate_items VALUES (?,?,?,?,'new',NULL,?)",
+                            [_row(c, person, None) for c, person in fresh.values()])
+        self._offered.update((ident, (c, None)) for ident, (c, _) in fresh.items())
+
     def _load(self, row: tuple[Any, ...]) -> tuple[Candidate, str, dict[str, Any] | None]:
-        data = json.loads(row[2])
-        c = items.from_record(data["record"], data.get("author"))
-        assert c is not None  # written by _dump from a valid candidate
-        if data.get("watch") is not None:
-            self.watch[c.id] = data["watch"]
-        return c, row[1], data.get("watch")
+        offered = self._offered.get(row[0])
+        if offered is not None:  # offered in this run: already a candidate, no need to parse it again
+            c, watch = offered
+        else:
+            data = json.loads(row[2])
+            parsed = items.from_record(data["record"], data.get("author"), data.get("title"))
+            assert parsed is not None  # written by _dump from a valid candidate
+            c, watch = parsed, data.get("watch")
+        if watch is not None:
+            self.watch[c.id] = watch
+        return c, row[1], watch
 
     # --- one tick -----------------------------------------------------------------------------------------
 
@@ -172,7 +189,7 @@ class Gate:
             self._used[key] = self._used.get(key, 0) + 1
 
     def _write(self, now: int, report: GateReport) -> None:
-        """One batch: the anchor's own item records not yet written, then the decisions, one entry per person."""
+        """One batch: the anchor's own item records not yet written, then the tick's decisions in one entry."""
         from gitive.store import logs
 
         decisions, self._tick = self._tick, []
@@ -239,26 +256,30 @@ class Gate:
             found = queries.verified_entries(self.index, author=author, log=log_, after_seq=seen, limit=1 << 40)
             person, role = items.person_of(self.index, author)
             if log_ == "team":
-                for entry in found:
-                    if entry["kind"] == "item" and role != "anchor":
-                        self._proposal(entry, person, people, repo)
+                proposed = [self._proposal(e, person, people, repo) for e in found
+                            if e["kind"] == "item" and role != "anchor"]
+                for chunk in range(0, len(proposed), 500):
+                    if batch := [p for p in proposed[chunk:chunk + 500] if p is not None]:
+                        self._offer_many(batch)
             else:
                 self._screen([e for e in found if e["kind"] == "message"])
             state.put(self.st, key, hwm, now)
 
-    def _proposal(self, entry: dict[str, Any], person: str | None, people: set[str], repo: Any) -> None:
+    def _proposal(self, entry: dict[str, Any], person: str | None, people: set[str], repo: Any
+                  ) -> tuple[Candidate, str] | None:
+        """The candidate a session's proposal is, and whom it is for; None when it is no item."""
         # A member's machine may only propose: an item claiming another source (an obligation, a watcher, a
         # screening finding) is not the anchor's and could reach past preferences and budgets; ignored. Its id and
         # fingerprint are the ones derived from it (an id it claims could be the anchor's next firing's), and it
         # speaks only for its own person's sessions (whose budget share it spends).
         c = items.verified(entry["record"], entry["author"], anchor=False)
         if c is None or person is None or str(c.source.get("ref") or "").split("/", 1)[0] != person:
-            return
+            return None
         fallback = c.owner if c.owner in people else person
         if self._owners is None:
             self._owners = items.obligation_owners(self.index)
         owner, _ = items.owner_of(self.index, repo, list(c.files), list(c.about), fallback, self._owners)
-        self.offer_candidate(c, owner if owner in people else person)
+        return c, owner if owner in people else person
 
     def _screen(self, messages: list[dict[str, Any]]) -> None:
         machines = {m: p for m, p in self.index.execute("SELECT machine, person FROM members WHERE active = 1")}
@@ -295,7 +316,12 @@ def ctx_day(prefs: dict[str, prefs_mod.Prefs], person: str, now: int) -> str:
 
 
 def _dump(c: Candidate, watch: dict[str, Any] | None) -> str:
+    """A candidate as the anchor's state keeps it: its record (format 1, the title with it: local), whose it is."""
     return json.dumps({"record": c.record(), "author": c.author, "watch": watch}, sort_keys=True)
+
+
+def _row(c: Candidate, person: str | None, watch: dict[str, Any] | None) -> tuple[Any, ...]:
+    return c.id, person or c.owner, _dump(c, watch), c.created, int(c.author is not None)
 
 
 def _audiences(index: sqlite3.Connection) -> dict[str, list[str]]:

@@ -1,9 +1,10 @@
 """The gate's ledger: signed, metadata-only decisions in each anchor's ``ledger`` log.
 
-Format 2 (written now): one ``ledger-batch`` entry per tick and person holds that tick's decisions for them, in
-the order the gate took them (another entry when one would pass 64 KiB). A decision is addressed by (anchor,
-seq, n), its place in the entry, and found by its item id; one signature covers the tick's decisions for a
-person, instead of one each (issue 21: the signing and the commit per decision were the gate's floor). Format 1
+Format 2 (written now): one ``ledger-batch`` entry per tick holds that tick's decisions, in the order the gate
+took them (another entry when one would pass 64 KiB). A decision is addressed by (anchor, seq, n), its place in
+the entry, and found by its item id; one signature and one commit cover a tick's decisions, instead of one each
+(issue 21: the signing and the commit per decision were the gate's floor; and a tick that writes a few entries
+stays under ``git fast-import``'s start-up cost). Format 1
 (one ``ledger`` entry per decision, n = 0) is still read. Each decision holds the item id, the person, the
 branch and the rule that decided, the urgency with the records it came from, the source whose budget share it
 used; its time is the entry's ``at``. No item text: the team store is readable by the whole team. Readers count
@@ -36,32 +37,29 @@ MAX_BATCH_BYTES = 64 * 1024  # under the 96 KiB entry cap with room for the enve
 
 
 def batches(decisions: list[Decision]) -> list[tuple[dict[str, Any], list[Decision]]]:
-    """The ``ledger-batch`` records of a tick's ``decisions``: per person (in the order of their first
-    decision), their decisions in order, a new record whenever one would pass :data:`MAX_BATCH_BYTES`."""
-    by_person: dict[str, list[tuple[dict[str, Any], Decision]]] = {}
+    """The ``ledger-batch`` records of a tick's ``decisions``, in order: one, or a new one whenever it would pass
+    :data:`MAX_BATCH_BYTES`. With the decisions each record holds."""
+    out: list[tuple[dict[str, Any], list[Decision]]] = []
+    size = 0
+    held: list[dict[str, Any]] = []
+    kept: list[Decision] = []
     for d in decisions:
         record = d.record()
-        del record["type"], record["person"]
-        by_person.setdefault(d.person, []).append((record, d))
-    out: list[tuple[dict[str, Any], list[Decision]]] = []
-    for person, found in by_person.items():
-        size = 0
-        held: list[dict[str, Any]] = []
-        kept: list[Decision] = []
-        for record, d in found:
-            cost = len(canonical.dumps_trusted(record)) + 1
-            if held and size + cost > MAX_BATCH_BYTES:
-                out.append((_batch(person, held), kept))
-                size, held, kept = 0, [], []
-            size += cost
-            held.append(record)
-            kept.append(d)
-        out.append((_batch(person, held), kept))
+        del record["type"]
+        cost = len(canonical.dumps_trusted(record)) + 1
+        if held and size + cost > MAX_BATCH_BYTES:
+            out.append((_batch(held), kept))
+            size, held, kept = 0, [], []
+        size += cost
+        held.append(record)
+        kept.append(d)
+    if held:
+        out.append((_batch(held), kept))
     return out
 
 
-def _batch(person: str, decisions: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"type": "ledger-batch", "v": LEDGER_VERSION, "person": person, "decisions": decisions}
+def _batch(decisions: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"type": "ledger-batch", "v": LEDGER_VERSION, "decisions": decisions}
 
 
 def mirror(index: sqlite3.Connection, st: sqlite3.Connection, people: dict[str, prefs_mod.Prefs]) -> int:
@@ -92,15 +90,14 @@ def mirror(index: sqlite3.Connection, st: sqlite3.Connection, people: dict[str, 
 def _rows(author: str, seq: int, kind: str, at: int, record: dict[str, Any], people: dict[str, prefs_mod.Prefs]
           ) -> list[tuple[Any, ...]]:
     """The mirror's rows of one ledger entry of either format (a malformed decision is skipped)."""
-    person = record.get("person")
-    p = people.get(person) or prefs_mod.Prefs(person)
-    day = prefs_mod.day_of(p, at)
     found = [record] if kind == "ledger" else record.get("decisions") or []
     out = []
     for n, r in enumerate(found):
-        if isinstance(r, dict) and all(isinstance(r.get(k), str) for k in ("item", "fingerprint", "branch",
-                                                                          "source")):
-            out.append((author, seq, r["item"], person, r["fingerprint"], r["branch"], r["source"], at, day, n))
+        if isinstance(r, dict) and all(isinstance(r.get(k), str) for k in ("item", "person", "fingerprint",
+                                                                          "branch", "source")):
+            p = people.get(r["person"]) or prefs_mod.Prefs(r["person"])
+            out.append((author, seq, r["item"], r["person"], r["fingerprint"], r["branch"], r["source"], at,
+                        prefs_mod.day_of(p, at), n))
     return out
 
 
