@@ -65,6 +65,7 @@ class Gate:
         self._used: dict[tuple[str, str, str], int] = {}
         self._owners: dict[str, str] | None = None  # obligation id -> owner, read once per run
         self._offered: dict[str, tuple[Candidate, dict[str, Any] | None]] = {}  # this run's, by id
+        self._known = ledger.Known()  # what the mirror says of the tick's candidates (prior_decisions)
 
     # --- candidates ---------------------------------------------------------------------------------------
 
@@ -123,12 +124,17 @@ class Gate:
         digest_due = digests.due(self.st, self.index, people, self._prefs(), now)
         if not due and not digest_due:
             return report
+        loaded: list[tuple[str, Candidate, str]] = []
+        for row in due:
+            c, person, _ = self._load(row)
+            loaded.append((row[3], c, person))
+        self._known = ledger.prior_decisions(self.st, [(c.id, c.fingerprint) for _, c, _ in loaded],
+                                             now - DUPLICATE_WINDOW_MS)
         ctx = self._context(now)
         pending: list[tuple[Candidate, str]] = []
         with _transaction(self.st):
-            for row in due:
-                c, person, _ = self._load(row)
-                if row[3] == "new" and ledger.decided_by(self.st, c.id, self.me):  # decided before a crash
+            for was, c, person in loaded:
+                if was == "new" and self.me in self._known.anchors.get(c.id, {}):  # decided before a crash
                     self._settle(c.id)
                     continue
                 pending.append((c, person))
@@ -154,16 +160,15 @@ class Gate:
         window = now - DUPLICATE_WINDOW_MS
 
         def seen(c: Candidate, person: str) -> tuple[str, str] | None:
-            other = self.st.execute("SELECT anchor, branch FROM gate_decisions WHERE item = ? AND anchor != ? "
-                                    "LIMIT 1", (c.id, self.me)).fetchone()
+            if c.id not in self._known.items:  # not read with the tick's due items (a digest note): ask now
+                self._known.add(ledger.prior_decisions(self.st, [(c.id, c.fingerprint)], window))
+            other = next(((a, b) for a, b in self._known.anchors.get(c.id, {}).items() if a != self.me), None)
             if other:
                 return c.id, f"duplicate: anchor {other[0][:12]} already decided it ({other[1]})"
             prior = self._fp.get((person, c.fingerprint))
             if prior is None or prior == c.id:
-                row = self.st.execute("SELECT item FROM gate_decisions WHERE person = ? AND fingerprint = ? AND "
-                                      "at >= ? AND item != ? AND branch NOT IN ('preference', 'duplicate') "
-                                      "ORDER BY at LIMIT 1", (person, c.fingerprint, window, c.id)).fetchone()
-                prior = row[0] if row else None
+                prior = next((i for i in self._known.by_fingerprint.get((person, c.fingerprint), ()) if i != c.id),
+                             None)
             return (prior, f"duplicate of {prior[:12]}") if prior and prior != c.id else None
 
         def used(person: str, day: str, source: str) -> tuple[int, int]:
