@@ -184,7 +184,9 @@ _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
         "kind": ("str", True),  # e.g. obligation.fired, watch.ci.failed, dangling.branch, proposed, digest
         "subject": ("str", True),  # what it is about: an obligation id, a branch, a session address
         "owner": ("name", True),  # whose attention it is for, from the graph
-        "title": ("str", True),  # at most 140 characters
+        "title": ("str", False),  # v1 (and a session's proposal): at most 140 characters, in the clear
+        "v": ("format-version", False),  # 2: an anchor's item whose title is sealed to its audience
+        "sealed": ("dict", False),  # v2: {to: {machine: box of the key}, box: the title under that key}
         "about": ("list", True),  # the records it is about: [{kind, id}]
         "created": ("int", True),
         "files": ("list", False),
@@ -205,6 +207,12 @@ _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
         "prior": ("hex", False),  # duplicate: the item it repeats
         "channel": ("list", False),  # session / desktop / inbox
         "budget": ("dict", False),  # attention: {used, of, source_used, source_of} after this one
+    },
+    # Ledger format 2 (docs/gate.md): one entry per tick holding that tick's decisions (another past 64 KiB), each
+    # a ledger record without `type`; one signature for many decisions, each still found by its item.
+    "ledger-batch": {
+        "v": ("format-version", True),
+        "decisions": ("list", True),
     },
     # A person's gate preferences: their own signed record, set at a terminal (gitive prefs).
     "prefs": {
@@ -321,7 +329,9 @@ FIELD_CAPS: dict[tuple[str, str], int] = {
     ("prepared", "question"): 4 * 1024,
     ("scope-key", "recipients"): 64 * 1024,  # about 360 recipient machines
     ("scope-key", "wraps"): 16 * 1024,  # about 90 earlier epochs
-    ("sealed", "box"): 80 * 1024,  # the largest sealable record (a lesson with 32 KiB of evidence), in base64
+    ("sealed", "box"): 80 * 1024,
+    ("ledger-batch", "decisions"): 88 * 1024,  # what fits an entry; the gate starts another entry at 64 KiB
+    ("item", "sealed"): 24 * 1024,  # a title's box and its key for each of the person's machines and the anchors  # the largest sealable record (a lesson with 32 KiB of evidence), in base64
 }
 MAX_INT = 2**63 - 1  # what SQLite and every JSON reader hold exactly
 

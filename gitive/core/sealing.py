@@ -85,6 +85,28 @@ def open_key(machine_key: SigningKey, box: Any, epoch: str) -> bytes | None:
     return key if len(key) == KEY_BYTES and epoch_id(key) == epoch else None
 
 
+def open_any_key(machine_key: SigningKey, box: Any) -> bytes | None:
+    """A one-off key in ``box`` (sealed to ``machine_key``'s machine by :func:`seal_key_to`), with no epoch to
+    check it against: for a single sealed value (an anchor's item title), where a wrong key opens nothing."""
+    data = _unb64(box)
+    if data is None:
+        return None
+    try:
+        key = nacl.public.SealedBox(machine_key.to_curve25519_private_key()).decrypt(data)
+    except nacl.exceptions.CryptoError:
+        return None
+    return key if len(key) == KEY_BYTES else None
+
+
+def b64(data: bytes) -> str:
+    return _b64(data)
+
+
+def unb64(text: Any) -> bytes | None:
+    """The bytes of base64 ``text``, or None when it is not base64 text."""
+    return _unb64(text)
+
+
 @functools.lru_cache(maxsize=64)
 def _box(key: bytes) -> nacl.secret.SecretBox:
     return nacl.secret.SecretBox(key)  # one per epoch key: an index opens thousands of records with a few keys

@@ -12,6 +12,8 @@ import json
 import sqlite3
 from typing import Any
 
+from gitive.core import item_ids
+from gitive.errors import GitiveError
 from gitive.index.queries import VERIFIED
 
 _BY_ANCHOR = VERIFIED + " AND m.role = 'anchor'"
@@ -31,10 +33,20 @@ def until_of(index: sqlite3.Connection, anchor: str, item: str) -> int | None:
 
 def decisions(index: sqlite3.Connection, *, item: str | None = None, person: str | None = None,
               since: int | None = None, limit: int = 10_000) -> list[dict[str, Any]]:
-    """Verified decisions signed by anchors, newest first: the record, with ``anchor``, ``seq`` and ``at``.
+    """Verified decisions signed by anchors, newest first: the ledger record (``type`` ledger, ``person`` included,
+    whatever the entry's format), with ``anchor``, ``seq``, ``n`` (its place in a format 2 entry; 0 in format
+    1) and ``at``.
 
     ``item`` may be a prefix of at least 6 hex characters.
     """
+    found = _single(index, item, person, since, limit) + _batched(index, item, person, since, limit)
+    found.sort(key=lambda d: (d["at"], d["seq"], d["n"]), reverse=True)
+    return found[:limit]
+
+
+def _single(index: sqlite3.Connection, item: str | None, person: str | None, since: int | None, limit: int
+            ) -> list[dict[str, Any]]:
+    """Format 1: one ``ledger`` entry per decision."""
     sql = _BY_ANCHOR + " AND e.log = 'ledger' AND e.kind = 'ledger'"
     args: list[Any] = []
     if item is not None:
@@ -47,16 +59,44 @@ def decisions(index: sqlite3.Connection, *, item: str | None = None, person: str
         sql += " AND e.at >= ?"
         args.append(since)
     sql += " ORDER BY e.at DESC, e.seq DESC LIMIT ?"
-    args.append(limit)
     out = []
-    for author, _, seq, _, _, at, envelope, _, _ in index.execute(sql, args):
-        out.append(json.loads(envelope)["body"]["record"] | {"anchor": author, "seq": seq, "at": at})
+    for author, _, seq, _, _, at, envelope, _, _ in index.execute(sql, [*args, limit]):
+        out.append(json.loads(envelope)["body"]["record"] | {"anchor": author, "seq": seq, "n": 0, "at": at})
     return out
 
 
-def item_records(index: sqlite3.Connection, ids: list[str] | None = None, *, prefix: str | None = None
-                 ) -> dict[str, dict[str, Any]]:
-    """item id -> its verified ``item`` record (with ``author``): an anchor's own, or a member's proposal."""
+def _batched(index: sqlite3.Connection, item: str | None, person: str | None, since: int | None, limit: int
+             ) -> list[dict[str, Any]]:
+    """Format 2: one ``ledger-batch`` entry per tick, each decision a row of its ``decisions``."""
+    inner = _BY_ANCHOR + " AND e.log = 'ledger' AND e.kind = 'ledger-batch'"
+    args: list[Any] = []
+    if since is not None:
+        inner += " AND e.at >= ?"
+        args.append(since)
+    sql = (f"SELECT b.author, b.seq, b.at, d.key, d.value FROM ({inner}) b "
+           "JOIN json_each(b.envelope, '$.body.record.decisions') d WHERE 1 = 1")
+    for field, value in (("item", item), ("person", person)):
+        if value is not None:
+            sql += f" AND json_extract(d.value, '$.{field}') " + ("LIKE ?" if field == "item" else "= ?")
+            args.append(value.lower() + "%" if field == "item" else value)
+    sql += " ORDER BY b.at DESC, b.seq DESC, d.key DESC LIMIT ?"
+    out = []
+    for author, seq, at, n, value in index.execute(sql, [*args, limit]):
+        decision = json.loads(value)
+        if isinstance(decision, dict) and isinstance(decision.get("person"), str):
+            out.append(decision | {"type": "ledger", "anchor": author, "seq": seq, "n": n, "at": at})
+    return out
+
+
+def item_records(index: sqlite3.Connection, ids: list[str] | None = None, *, prefix: str | None = None,
+                 key: Any = None) -> dict[str, dict[str, Any]]:
+    """item id -> its verified ``item`` record (with ``author``): an anchor's own, or a member's proposal.
+
+    A record counts under the id derived from its content (:func:`gitive.core.item_ids.derived_id`), and only
+    when that is the id it names: a member's record claiming another id (the anchor's next firing's, issue 23)
+    is nobody's item. An anchor's format 2 item gets its ``title`` when it was sealed to this machine (``key``,
+    default the machine key of ``GITIVE_HOME``), and none otherwise.
+    """
     sql = VERIFIED.replace("SELECT e.author,", "SELECT m.role, e.author,", 1) + " AND e.kind = 'item'"
     args: list[Any] = []
     if prefix is not None:
@@ -68,11 +108,27 @@ def item_records(index: sqlite3.Connection, ids: list[str] | None = None, *, pre
         sql += f" AND json_extract(e.envelope, '$.body.record.id') IN ({','.join('?' * len(ids))})"
         args += ids
     out: dict[str, dict[str, Any]] = {}
+    opener: list[Any] = [key]  # loaded at the first sealed title
     for row in index.execute(sql, args):
         role, author, envelope = row[0], row[1], row[7]
         record = json.loads(envelope)["body"]["record"]
-        source_kind = (record.get("source") or {}).get("kind")
-        if role != "anchor" and source_kind != "session":
-            continue  # only an anchor makes items of other sources (see gating._proposal)
-        out.setdefault(record["id"], record | {"author": author, "author_role": role})
+        ident = item_ids.derived_id(record, author, role == "anchor")
+        if ident is None or ident != record.get("id") or ident in out:
+            continue  # only an anchor makes items of other sources (see gating._proposal); first one counts
+        if record.get("v") is not None:
+            if opener[0] is None:
+                opener[0] = _machine_key()
+            title = item_ids.open_title(record, author, opener[0]) if opener[0] is not None else None
+            record = record | ({"title": title} if title is not None else {})
+        out[ident] = record | {"author": author, "author_role": role}
     return out
+
+
+def _machine_key() -> Any:
+    """This machine's key, to open the titles sealed to it (None where there is none: a bare reader)."""
+    from gitive.core.keys import load_key
+
+    try:
+        return load_key()
+    except GitiveError:  # no machine key here: titles stay sealed
+        return None

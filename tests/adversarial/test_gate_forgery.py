@@ -68,9 +68,12 @@ def test_a_members_ledger_entries_deliver_nothing(team: AnchoredTeam, plans: lis
         c = items.make({"kind": "watcher", "ref": "scan"}, "watch.scan.security", f"forged-{i}", plan["person"],
                        "your keys leaked, run this", 1, about=[{"kind": "event", "id": "e"}])
         machine.append(c.record(), log=plan["log"])
-        machine.append({"type": "ledger", "item": c.id, "person": plan["person"], "branch": plan["branch"],
-                        "rule": "floor", "fingerprint": c.fingerprint, "source": "watcher:scan",
-                        "shadow": plan["shadow"]}, log=plan["log"])
+        decision = {"type": "ledger", "item": c.id, "person": plan["person"], "branch": plan["branch"],
+                    "rule": "floor", "fingerprint": c.fingerprint, "source": "watcher:scan", "shadow": plan["shadow"]}
+        machine.append(decision, log=plan["log"])
+        # and the same in ledger format 2, one entry holding the decision twice
+        machine.append({"type": "ledger-batch", "v": 2, "decisions": [
+            {k: v for k, v in decision.items() if k != "type"}] * 2}, log=plan["log"])
     machine.ok("sync")
     team.alice.ok("sync")
     view = _index_view(team.alice)

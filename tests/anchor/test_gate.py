@@ -21,9 +21,8 @@ OB = "a" * 64
 
 
 def cand(kind: str = "obligation.fired", source: str = "obligation", subject: str = "s", title: str = "TITLE-TEXT",
-         about: tuple[dict[str, str], ...] = ({"kind": "obligation", "id": OB},), ident: str | None = None
-         ) -> Candidate:
-    c = items.make({"kind": source, "ref": "r"}, kind, subject, "bob", title, NOON, ident=ident, about=list(about))
+         about: tuple[dict[str, str], ...] = ({"kind": "obligation", "id": OB},)) -> Candidate:
+    c = items.make({"kind": source, "ref": "r"}, kind, subject, "bob", title, NOON, about=list(about))
     return c
 
 

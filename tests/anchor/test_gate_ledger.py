@@ -46,7 +46,7 @@ def test_every_decision_has_exactly_one_ledger_entry(team: AnchoredTeam, specs: 
     before = len(ledger_entries(team.anchor))
     now = int(time.time() * 1000)
     found = [items.make({"kind": kind, "ref": "r"}, f"{kind}.thing", subject, owner, f"title {n}", now,
-                        ident=items.record_id("item", "prop", kind, owner, subject, n))
+                        about=[{"kind": "event", "id": str(n)}])
              for kind, owner, subject, n in specs]
     unique = {c.id: c for c in found}
     report = _gate_run(team.anchor, found, now)
@@ -130,5 +130,5 @@ def _same_item(team: AnchoredTeam, item: str) -> Any:
 
     for e in logs.entries(team.anchor.repo, refs.log_ref(team.anchor.id, "ledger")):
         if e.kind == "item" and e.body["record"]["id"] == item:
-            return items.from_record(e.body["record"])
+            return items.verified(e.body["record"], team.anchor.id, anchor=True)
     raise AssertionError("the first anchor wrote no item record")

@@ -15,11 +15,18 @@ HOUR = 3_600_000
 
 
 def ledger_entries(machine: Machine) -> list[dict[str, Any]]:
-    """The gate's decisions in ``machine``'s own ledger log, read from git."""
+    """The gate's decisions in ``machine``'s own ledger log, read from git, oldest first: a format 1 entry is
+    one, a format 2 entry (one per tick) holds many."""
     from gitive.store import logs, refs
 
-    return [e.body["record"] for e in logs.entries(machine.repo, refs.log_ref(machine.id, "ledger"))
-            if e.kind == "ledger"]
+    out = []
+    for e in logs.entries(machine.repo, refs.log_ref(machine.id, "ledger")):
+        record = e.body["record"]
+        if e.kind == "ledger":
+            out.append(record)
+        elif e.kind == "ledger-batch":
+            out += [d | {"type": "ledger"} for d in record["decisions"]]
+    return out
 
 
 def live(machine: Machine) -> None:
@@ -124,3 +131,6 @@ def test_a_member_cannot_forge_a_watcher_item_or_a_delivery(team: AnchoredTeam) 
     team.alice.ok("sync")
     assert team.alice.json("inbox", "--items") == []
     assert team.alice.run("why", forged.id[:12]).code == 1
+
+
+ledger_decisions = ledger_entries

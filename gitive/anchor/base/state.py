@@ -45,6 +45,21 @@ STEPS: list[tuple[str, str]] = [
         CREATE TABLE gate_checked(at INTEGER PRIMARY KEY, events INTEGER NOT NULL, evaluations INTEGER NOT NULL,
                                   obligations INTEGER NOT NULL, watchers INTEGER NOT NULL)
     """),
+    # Ledger format 2 (docs/gate.md): one entry holds a tick's decisions for one person, so a decision is
+    # (anchor, seq, n), its place in the entry; format 1 decisions are n = 0.
+    ("0003-gate-ledger-batch", """
+        CREATE TABLE gate_decisions_2(anchor TEXT NOT NULL, seq INTEGER NOT NULL, item TEXT NOT NULL,
+                                      person TEXT NOT NULL, fingerprint TEXT NOT NULL, branch TEXT NOT NULL,
+                                      source TEXT NOT NULL, at INTEGER NOT NULL, day TEXT NOT NULL,
+                                      n INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(anchor, seq, n));
+        INSERT INTO gate_decisions_2 SELECT anchor, seq, item, person, fingerprint, branch, source, at, day, 0
+                                     FROM gate_decisions;
+        DROP TABLE gate_decisions;
+        ALTER TABLE gate_decisions_2 RENAME TO gate_decisions;
+        CREATE INDEX gate_decisions_fp ON gate_decisions(person, fingerprint, at);
+        CREATE INDEX gate_decisions_item ON gate_decisions(item, anchor);
+        CREATE INDEX gate_decisions_day ON gate_decisions(person, day, branch, source)
+    """),
 ]
 
 

@@ -8,7 +8,8 @@ Per tick, after the obligations fired (:mod:`gitive.anchor.tick`):
    proposals (verified ``item`` records), messages injection screening matches, and held items whose quiet
    hours ended (they re-enter the gate from the start);
 3. decide each (:func:`gitive.anchor.gate.order.decide`), then each person's digest when its time came;
-4. write the anchor's own item records and one ledger entry per decision in one batch: the ledger entry *is*
+4. write the anchor's own item records (their titles sealed to the person and the anchors) and the ledger, one
+   entry holding the tick's decisions (ledger format 2; more past 64 KiB), in one batch: the ledger *is*
    the delivery (the person's daemon shows what the ledger says), so a crash between deciding and writing
    sends nothing, and one after writing is found in the ledger on the next start, never decided twice.
 
@@ -33,6 +34,7 @@ from gitive.anchor.gate.items import Candidate
 from gitive.anchor.gate.order import DUPLICATE_WINDOW_MS, Context, Decision, decide
 from gitive.anchor.gate.queue import Item, Queue
 from gitive.anchor.gate.urgency import Facts
+from gitive.core import item_ids
 from gitive.core.records import TEAM_SCOPE
 from gitive.index import ledger as ledger_reads
 from gitive.index import obligations as table
@@ -62,6 +64,8 @@ class Gate:
         self._fp: dict[tuple[str, str], str] = {}
         self._used: dict[tuple[str, str, str], int] = {}
         self._owners: dict[str, str] | None = None  # obligation id -> owner, read once per run
+        self._offered: dict[str, tuple[Candidate, dict[str, Any] | None]] = {}  # this run's, by id
+        self._known = ledger.Known()  # what the mirror says of the tick's candidates (prior_decisions)
 
     # --- candidates ---------------------------------------------------------------------------------------
 
@@ -74,16 +78,32 @@ class Gate:
     def offer_candidate(self, c: Candidate, person: str | None = None, watch: dict[str, Any] | None = None) -> bool:
         """Take ``c`` for ``person`` (default: its owner); true if it was new. Offering twice is a no-op."""
         cur = self.st.execute("INSERT OR IGNORE INTO gate_items VALUES (?,?,?,?,'new',NULL,?)",
-                              (c.id, person or c.owner, _dump(c, watch), c.created, int(c.author is not None)))
+                              _row(c, person, watch))
+        if cur.rowcount > 0:
+            self._offered[c.id] = (c, watch)
         return cur.rowcount > 0
 
+    def _offer_many(self, found: list[tuple[Candidate, str]]) -> None:
+        """Sessions' proposals of one intake in one statement (thousands a tick); offering twice is a no-op."""
+        known = {r[0] for r in self.st.execute(
+            f"SELECT id FROM gate_items WHERE id IN ({','.join('?' * len(found))})", [c.id for c, _ in found])}
+        fresh = {c.id: (c, person) for c, person in found if c.id not in known}
+        self.st.executemany("INSERT OR IGNORE INTO gate_items VALUES (?,?,?,?,'new',NULL,?)",
+                            [_row(c, person, None) for c, person in fresh.values()])
+        self._offered.update((ident, (c, None)) for ident, (c, _) in fresh.items())
+
     def _load(self, row: tuple[Any, ...]) -> tuple[Candidate, str, dict[str, Any] | None]:
-        data = json.loads(row[2])
-        c = items.from_record(data["record"], data.get("author"))
-        assert c is not None  # written by _dump from a valid candidate
-        if data.get("watch") is not None:
-            self.watch[c.id] = data["watch"]
-        return c, row[1], data.get("watch")
+        offered = self._offered.get(row[0])
+        if offered is not None:  # offered in this run: already a candidate, no need to parse it again
+            c, watch = offered
+        else:
+            data = json.loads(row[2])
+            parsed = items.from_record(data["record"], data.get("author"), data.get("title"))
+            assert parsed is not None  # written by _dump from a valid candidate
+            c, watch = parsed, data.get("watch")
+        if watch is not None:
+            self.watch[c.id] = watch
+        return c, row[1], watch
 
     # --- one tick -----------------------------------------------------------------------------------------
 
@@ -104,12 +124,17 @@ class Gate:
         digest_due = digests.due(self.st, self.index, people, self._prefs(), now)
         if not due and not digest_due:
             return report
+        loaded: list[tuple[str, Candidate, str]] = []
+        for row in due:
+            c, person, _ = self._load(row)
+            loaded.append((row[3], c, person))
+        self._known = ledger.prior_decisions(self.st, [(c.id, c.fingerprint) for _, c, _ in loaded],
+                                             now - DUPLICATE_WINDOW_MS)
         ctx = self._context(now)
         pending: list[tuple[Candidate, str]] = []
         with _transaction(self.st):
-            for row in due:
-                c, person, _ = self._load(row)
-                if row[3] == "new" and ledger.decided_by(self.st, c.id, self.me):  # decided before a crash
+            for was, c, person in loaded:
+                if was == "new" and self.me in self._known.anchors.get(c.id, {}):  # decided before a crash
                     self._settle(c.id)
                     continue
                 pending.append((c, person))
@@ -135,16 +160,15 @@ class Gate:
         window = now - DUPLICATE_WINDOW_MS
 
         def seen(c: Candidate, person: str) -> tuple[str, str] | None:
-            other = self.st.execute("SELECT anchor, branch FROM gate_decisions WHERE item = ? AND anchor != ? "
-                                    "LIMIT 1", (c.id, self.me)).fetchone()
+            if c.id not in self._known.items:  # not read with the tick's due items (a digest note): ask now
+                self._known.add(ledger.prior_decisions(self.st, [(c.id, c.fingerprint)], window))
+            other = next(((a, b) for a, b in self._known.anchors.get(c.id, {}).items() if a != self.me), None)
             if other:
                 return c.id, f"duplicate: anchor {other[0][:12]} already decided it ({other[1]})"
             prior = self._fp.get((person, c.fingerprint))
             if prior is None or prior == c.id:
-                row = self.st.execute("SELECT item FROM gate_decisions WHERE person = ? AND fingerprint = ? AND "
-                                      "at >= ? AND item != ? AND branch NOT IN ('preference', 'duplicate') "
-                                      "ORDER BY at LIMIT 1", (person, c.fingerprint, window, c.id)).fetchone()
-                prior = row[0] if row else None
+                prior = next((i for i in self._known.by_fingerprint.get((person, c.fingerprint), ()) if i != c.id),
+                             None)
             return (prior, f"duplicate of {prior[:12]}") if prior and prior != c.id else None
 
         def used(person: str, day: str, source: str) -> tuple[int, int]:
@@ -170,25 +194,28 @@ class Gate:
             self._used[key] = self._used.get(key, 0) + 1
 
     def _write(self, now: int, report: GateReport) -> None:
-        """One batch: the anchor's own item records not yet written, then one ledger entry per decision."""
+        """One batch: the anchor's own item records not yet written, then the tick's decisions in one entry."""
         from gitive.store import logs
 
         decisions, self._tick = self._tick, []
         unwritten = {r[0] for r in self.st.execute("SELECT id FROM gate_items WHERE written = 0")}
+        audience = _audiences(self.index)
         records = []
         for d in decisions:
             if d.item.id in unwritten:
-                records.append(d.item.record())
+                machines = audience.get(d.person, []) + audience.get("", [])
+                records.append(d.item.record(item_ids.seal_title(d.item.id, d.item.title, self.me, machines)))
                 unwritten.discard(d.item.id)
-        first_decision = len(records)
-        records += [d.record() for d in decisions]
+        first_batch = len(records)
+        batches = ledger.batches(decisions)
+        records += [record for record, _ in batches]
         entries = logs.append_many(self.hive.store, self.hive.key, self.hive.team_id, "ledger", TEAM_SCOPE,
                                    records, at=now)
+        placed = [(e.seq, n, d, ctx_day(self._prefs(), d.person, now))
+                  for (_, held), e in zip(batches, entries[first_batch:], strict=True) for n, d in enumerate(held)]
         self.st.execute("BEGIN")
         try:
-            ledger.remember(self.st, self.me, [(e.seq, d, ctx_day(self._prefs(), d.person, now))
-                                               for d, e in zip(decisions, entries[first_decision:], strict=True)],
-                            now)
+            ledger.remember(self.st, self.me, placed, now)
             self._advance(decisions)
             for d in decisions:
                 report.decided[d.branch] = report.decided.get(d.branch, 0) + 1
@@ -213,7 +240,7 @@ class Gate:
     def _settle(self, item_id: str) -> None:
         """An item this anchor decided before a crash: its state from its last decision, nothing decided again."""
         last = self.st.execute("SELECT branch, at FROM gate_decisions WHERE item = ? AND anchor = ? ORDER BY seq "
-                               "DESC LIMIT 1", (item_id, self.me)).fetchone()
+                               "DESC, n DESC LIMIT 1", (item_id, self.me)).fetchone()
         until = ledger_reads.until_of(self.index, self.me, item_id) if last and last[0] == "hold" else None
         self.st.execute("UPDATE gate_items SET state = ?, until = ?, written = 1 WHERE id = ?",
                         ("held" if until else "done", until, item_id))
@@ -234,24 +261,30 @@ class Gate:
             found = queries.verified_entries(self.index, author=author, log=log_, after_seq=seen, limit=1 << 40)
             person, role = items.person_of(self.index, author)
             if log_ == "team":
-                for entry in found:
-                    if entry["kind"] == "item" and role != "anchor":
-                        self._proposal(entry, person, people, repo)
+                proposed = [self._proposal(e, person, people, repo) for e in found
+                            if e["kind"] == "item" and role != "anchor"]
+                for chunk in range(0, len(proposed), 500):
+                    if batch := [p for p in proposed[chunk:chunk + 500] if p is not None]:
+                        self._offer_many(batch)
             else:
                 self._screen([e for e in found if e["kind"] == "message"])
             state.put(self.st, key, hwm, now)
 
-    def _proposal(self, entry: dict[str, Any], person: str | None, people: set[str], repo: Any) -> None:
-        c = items.from_record(entry["record"], entry["author"])
+    def _proposal(self, entry: dict[str, Any], person: str | None, people: set[str], repo: Any
+                  ) -> tuple[Candidate, str] | None:
+        """The candidate a session's proposal is, and whom it is for; None when it is no item."""
         # A member's machine may only propose: an item claiming another source (an obligation, a watcher, a
-        # screening finding) is not the anchor's and could reach past preferences and budgets; ignored.
-        if c is None or c.source.get("kind") != "session" or person is None:
-            return
+        # screening finding) is not the anchor's and could reach past preferences and budgets; ignored. Its id and
+        # fingerprint are the ones derived from it (an id it claims could be the anchor's next firing's), and it
+        # speaks only for its own person's sessions (whose budget share it spends).
+        c = items.verified(entry["record"], entry["author"], anchor=False)
+        if c is None or person is None or str(c.source.get("ref") or "").split("/", 1)[0] != person:
+            return None
         fallback = c.owner if c.owner in people else person
         if self._owners is None:
             self._owners = items.obligation_owners(self.index)
         owner, _ = items.owner_of(self.index, repo, list(c.files), list(c.about), fallback, self._owners)
-        self.offer_candidate(c, owner if owner in people else person)
+        return c, owner if owner in people else person
 
     def _screen(self, messages: list[dict[str, Any]]) -> None:
         machines = {m: p for m, p in self.index.execute("SELECT machine, person FROM members WHERE active = 1")}
@@ -288,7 +321,21 @@ def ctx_day(prefs: dict[str, prefs_mod.Prefs], person: str, now: int) -> str:
 
 
 def _dump(c: Candidate, watch: dict[str, Any] | None) -> str:
+    """A candidate as the anchor's state keeps it: its record (format 1, the title with it: local), whose it is."""
     return json.dumps({"record": c.record(), "author": c.author, "watch": watch}, sort_keys=True)
+
+
+def _row(c: Candidate, person: str | None, watch: dict[str, Any] | None) -> tuple[Any, ...]:
+    return c.id, person or c.owner, _dump(c, watch), c.created, int(c.author is not None)
+
+
+def _audiences(index: sqlite3.Connection) -> dict[str, list[str]]:
+    """person -> their active machines, and ``""`` -> the active anchors: whom an anchor's item title is sealed to
+    (the person it is for, to read it; the anchors, to tell it again in a digest or to a second anchor)."""
+    out: dict[str, list[str]] = {}
+    for machine, person, role in index.execute("SELECT machine, person, role FROM members WHERE active = 1"):
+        out.setdefault("" if role == "anchor" else person, []).append(machine)
+    return out
 
 
 def _fallback(index: sqlite3.Connection, c: Candidate) -> str | None:

@@ -2,12 +2,11 @@
 
 An item comes from an obligation that fired, a watcher event, a dangling-work query, a digest, or a session
 that proposes one (the MCP tool ``propose_item``). Every item is an ``item`` record: a proposal in the
-proposer's team log, the anchor's own in its ledger log. Two things identify it:
-
-- ``id``, stable: the same item made by two anchors has the same id (an obligation's is
-  ``blake3("item", obligation, reason)``, as the firing names it);
-- ``fingerprint``: what makes two items *the same* for the duplicate check: source kind, subject and owner,
-  never the wording, so rephrasing an item does not get it past the check.
+proposer's team log, the anchor's own in its ledger log. Its ``id`` and ``fingerprint`` (what makes two items
+*the same* for the duplicate check: source kind, subject and owner, never the wording) are derived from its
+signed content by every reader, never taken from the record (:mod:`gitive.core.item_ids`, issue 23): a member
+cannot take the id of the anchor's next firing. The anchor's items hold no title in the clear; it is sealed to
+the person the item is for and to the anchors.
 """
 
 from __future__ import annotations
@@ -17,9 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitive.core.ids import is_hex64, is_name, record_id
+from gitive.core.item_ids import ITEM_VERSION, anchor_item_id, cut_title, derived_id, fingerprint, proposal_id
 from gitive.errors import GitiveError
 
-MAX_TITLE = 140
+__all__ = ["anchor_item_id", "cut_title", "fingerprint", "proposal_id", "record_id"]  # the ids, for callers here
+
 MAX_ABOUT = 16
 MAX_FILES = 32
 SOURCE_KINDS = ("obligation", "watcher", "dangling", "prepared", "session", "screening", "digest")
@@ -52,11 +53,15 @@ class Candidate:
         ref = self.source.get("ref") or ""
         return f"{self.source['kind']}:{ref}" if ref else self.source["kind"]
 
-    def record(self) -> dict[str, Any]:
+    def record(self, sealed: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The ``item`` record: format 2 with ``sealed`` (the anchor's: no title in the clear), else format 1."""
         out: dict[str, Any] = {"type": "item", "id": self.id, "fingerprint": self.fingerprint,
                                "source": dict(self.source), "kind": self.kind, "subject": self.subject,
-                               "owner": self.owner, "title": self.title, "about": [dict(a) for a in self.about],
-                               "created": self.created}
+                               "owner": self.owner, "about": [dict(a) for a in self.about], "created": self.created}
+        if sealed is not None:
+            out["v"], out["sealed"] = ITEM_VERSION, sealed
+        else:
+            out["title"] = self.title
         if self.files:
             out["files"] = list(self.files)
         if self.counts is not None:
@@ -64,49 +69,64 @@ class Candidate:
         return out
 
 
-def cut_title(text: str) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= MAX_TITLE else flat[:MAX_TITLE - 1] + "…"
+def obligation_item_id(obligation: str, reason: str, event: dict[str, Any] | None) -> str:
+    """The id of the item an obligation's firing makes (``reason``: condition, deadline, lapsing)."""
+    return anchor_item_id({"kind": "obligation", "ref": obligation}, KIND_OF_REASON[reason],
+                          f"{obligation}:{reason}", _obligation_about(obligation, event))
 
 
-def fingerprint(source_kind: str, subject: str, owner: str) -> str:
-    return record_id("fingerprint", source_kind, subject, owner)
+KIND_OF_REASON = {"condition": "obligation.fired", "deadline": "obligation.due", "lapsing": "obligation.lapsing"}
+
+
+def _obligation_about(obligation: str, event: dict[str, Any] | None) -> list[dict[str, str]]:
+    about = [{"kind": "obligation", "id": obligation}]
+    if event and event.get("id"):
+        about.append({"kind": "event", "id": str(event["id"])[:128]})
+    return about
 
 
 def make(source: dict[str, Any], kind: str, subject: str, owner: str, title: str, created: int, *,
-         ident: str | None = None, about: list[dict[str, str]] | None = None, files: list[str] | None = None,
+         about: list[dict[str, str]] | None = None, files: list[str] | None = None,
          counts: dict[str, int] | None = None) -> Candidate:
-    """A candidate the anchor makes; its id is ``ident`` or derived from source, kind and subject."""
-    item_id = ident or record_id("item", source["kind"], source.get("ref") or "", kind, subject)
-    return Candidate(item_id, fingerprint(source["kind"], subject, owner), dict(source), kind, subject, owner,
-                     cut_title(title), tuple(about or ()), created, tuple(files or ()), counts)
+    """A candidate the anchor makes; its id is derived from its source, kind, subject and what it is about."""
+    cited = list(about or ())
+    return Candidate(anchor_item_id(source, kind, subject, cited), fingerprint(source["kind"], subject, owner),
+                     dict(source), kind, subject, owner, cut_title(title), tuple(cited), created,
+                     tuple(files or ()), counts)
 
 
 def from_obligation(item: Any) -> Candidate:
     """The gate's candidate for an obligation item the tick fired (:class:`gitive.anchor.gate.queue.Item`)."""
     reason = {"obligation.fired": "condition", "obligation.due": "deadline"}.get(item.kind, "lapsing")
     subject = f"{item.obligation}:{reason}"
-    about = [{"kind": "obligation", "id": item.obligation}]
-    if item.event.get("id"):
-        about.append({"kind": "event", "id": str(item.event["id"])[:128]})
     what = {"condition": "now due", "deadline": "past its deadline", "lapsing": "lapses within a day"}[reason]
     title = f"{what}: {item.action}"
     return make({"kind": "obligation", "ref": item.obligation}, item.kind, subject, item.owner, title, item.fired,
-                ident=item.id, about=about)
+                about=_obligation_about(item.obligation, item.event))
 
 
-def from_record(record: dict[str, Any], author: str | None = None) -> Candidate | None:
-    """The candidate a stored ``item`` record is, or None when it is malformed (never a crash)."""
+def from_record(record: dict[str, Any], author: str | None = None, title: str | None = None) -> Candidate | None:
+    """The candidate a stored ``item`` record is, or None when it is malformed (never a crash). The ids are the
+    record's own: use :func:`derived_id` (what :func:`verified` does) for a record anyone else wrote."""
     try:
         about = tuple({"kind": str(a["kind"]), "id": str(a["id"])} for a in record["about"][:MAX_ABOUT])
         cand = Candidate(record["id"], record["fingerprint"], dict(record["source"]), record["kind"],
-                         record["subject"], record["owner"], cut_title(record["title"]), about, record["created"],
-                         tuple(str(f) for f in record.get("files") or ())[:MAX_FILES], record.get("counts"), author)
+                         record["subject"], record["owner"], cut_title(title or record.get("title") or ""), about,
+                         record["created"], tuple(str(f) for f in record.get("files") or ())[:MAX_FILES],
+                         record.get("counts"), author)
     except (KeyError, TypeError, AttributeError):
         return None
     if cand.source.get("kind") not in SOURCE_KINDS or not is_hex64(cand.id) or not is_name(cand.owner):
         return None
     return cand
+
+
+def verified(record: dict[str, Any], author: str, anchor: bool, title: str | None = None) -> Candidate | None:
+    """The candidate a stored record is when its id and fingerprint are the ones derived from its content."""
+    c = from_record(record, author, title)
+    if c is None or derived_id(record, author, anchor) != c.id:
+        return None
+    return c if fingerprint(c.source["kind"], c.subject, c.owner) == c.fingerprint else None
 
 
 def proposal(author: str, person: str, session: str | None, title: str, about: list[dict[str, str]],
@@ -116,8 +136,7 @@ def proposal(author: str, person: str, session: str | None, title: str, about: l
     ref = f"{person}/{session}" if session else person
     cited = sorted(f"{a['kind']}:{a['id']}" for a in about) + sorted(f"file:{f}" for f in files)
     subject = ",".join(cited)[:200] if cited else f"session:{ref}"
-    ident = record_id("item", author, ref, subject, created)
-    return Candidate(ident, fingerprint("session", subject, owner), {"kind": "session", "ref": ref}, "proposed",
+    return Candidate(proposal_id(author, ref, subject, created), fingerprint("session", subject, owner), {"kind": "session", "ref": ref}, "proposed",
                      subject, owner, cut_title(title), tuple(about), created, tuple(files))
 
 

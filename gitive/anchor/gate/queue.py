@@ -12,11 +12,12 @@ import json
 import sqlite3
 from typing import Any, NamedTuple
 
+from gitive.anchor.gate import items
 from gitive.core.ids import record_id
 
 
 class Item(NamedTuple):
-    id: str  # stable across anchors: blake3 of (obligation, reason)
+    id: str  # stable across anchors: the gate's item id (items.obligation_item_id)
     fingerprint: str  # same owner, same action, same reason: the gate's duplicate check
     kind: str  # obligation.fired | obligation.due | obligation.lapsing
     obligation: str
@@ -38,7 +39,7 @@ KIND_OF = {"condition": "obligation.fired", "deadline": "obligation.due", "lapsi
 def item_for(obligation: dict[str, Any], reason: str, due: int, fired: int, late: bool,
              event: dict[str, Any] | None) -> Item:
     action = " ".join(obligation["action"].lower().split())
-    return Item(record_id("item", obligation["id"], reason), record_id("fingerprint", obligation["owner"], action,
+    return Item(items.obligation_item_id(obligation["id"], reason, event), record_id("fingerprint", obligation["owner"], action,
                                                                        reason),
                 KIND_OF[reason], obligation["id"], obligation["owner"], obligation.get("to"), obligation["action"],
                 due, fired, late, event or {})

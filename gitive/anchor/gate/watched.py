@@ -23,7 +23,6 @@ from gitive.anchor.base.context import Tick
 from gitive.anchor.gate import floors, gating, items
 from gitive.anchor.gate.items import Candidate
 from gitive.anchor.gate.urgency import ci_failed
-from gitive.core.ids import record_id
 from gitive.team.hive import Hive
 
 
@@ -55,9 +54,8 @@ def candidates(events: list[dict[str, Any]], index: sqlite3.Connection, hive: Hi
             continue
         action = kind.split(".", 2)[-1]
         title = _text(data.get("title")) or f"{name}: {action} ({subject})"
-        ident = record_id("item", "watcher", name, e["event"]["id"])
         c = items.make({"kind": "watcher", "ref": name}, kind[:64], f"{name}:{subject}", person, title, e["ts"],
-                       ident=ident, about=[{"kind": "event", "id": e["event"]["id"][:128]}], files=files)
+                       about=[{"kind": "event", "id": e["event"]["id"][:128]}], files=files)
         out.append((c, person, {**{k: v for k, v in data.items() if isinstance(v, str | int | bool)},
                                 "_event": e["event"]["id"]}))
     return out

@@ -52,7 +52,7 @@ def explain(index: sqlite3.Connection, prefix: str, shown: dict[str, Any] | None
     item = ids.pop()
     record = ledger_reads.item_records(index, [item]).get(item)
     steps = []
-    for d in sorted(found, key=lambda d: (d["at"], d["anchor"], d["seq"])):
+    for d in sorted(found, key=lambda d: (d["at"], d["anchor"], d["seq"], d.get("n", 0))):
         says = _SAYS[d["branch"]]
         if d["shadow"] and d["branch"] in ("alarm", "attention", "note"):
             says = "not delivered (the person's gate is in shadow): it would have been " + says.split(": ", 1)[0]

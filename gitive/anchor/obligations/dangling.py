@@ -23,7 +23,6 @@ from gitive.anchor.base import state
 from gitive.anchor.base.context import Tick
 from gitive.anchor.gate import gating, items
 from gitive.anchor.gate.items import Candidate
-from gitive.core.ids import record_id
 from gitive.team.hive import Hive
 
 HANDOFF_MS = 30 * 60_000
@@ -39,8 +38,7 @@ Found = list[tuple[Candidate, str | None, dict[str, Any] | None]]
 def _make(kind: str, subject: str, person: str, title: str, now: int, about: list[dict[str, str]],
           files: list[str] | None = None) -> tuple[Candidate, str, None]:
     query = kind.split(".", 1)[1]
-    c = items.make({"kind": "dangling", "ref": query}, kind, subject, person, title, now,
-                   ident=record_id("item", "dangling", kind, subject), about=about, files=files)
+    c = items.make({"kind": "dangling", "ref": query}, kind, subject, person, title, now, about=about, files=files)
     return c, person, None
 
 
