@@ -26,6 +26,7 @@ from gitive.store import logs
 from gitive.team.hive import Hive
 
 CURSOR = "findings_scanned_ms"
+FIRST_LOOK_MS = 600_000
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS findings(id TEXT PRIMARY KEY, session_key TEXT NOT NULL, record TEXT NOT NULL,
     found_at INTEGER NOT NULL, written INTEGER NOT NULL DEFAULT 0);
@@ -83,7 +84,8 @@ def scan(db: sqlite3.Connection, now: int | None = None) -> int:
     """Look for new matches since the last scan and keep each once (``findings``); return how many are new."""
     now = now if now is not None else now_ms()
     db.executescript(SCHEMA)
-    since = int(daemon_db.meta_get(db, CURSOR, "0") or 0)
+    # A first scan looks back ten minutes, not through the whole log: history from before screening is no finding.
+    since = int(daemon_db.meta_get(db, CURSOR, "0") or 0) or now - FIRST_LOOK_MS
     stream = list(events.read(since_ms=max(0, since - 2 * outbound.WINDOW_MS)))
     added = 0
     for key, read, out in matches(stream):

