@@ -50,5 +50,6 @@ def _outbound_findings(hive: Hive) -> None:
     from gitive.daemon import findings
 
     with daemon_db.connect() as db:
-        findings.scan(db)
-        findings.publish(hive, db)
+        problem = findings.report(hive, db)
+    if problem:
+        typer.echo(f"gitive: {problem}", err=True)  # stderr: --json output stays JSON

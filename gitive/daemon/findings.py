@@ -22,6 +22,7 @@ from gitive.core.ids import record_id
 from gitive.core.records import TEAM_SCOPE
 from gitive.daemon import db as daemon_db
 from gitive.daemon import outbound
+from gitive.errors import GitiveError
 from gitive.store import logs
 from gitive.team.hive import Hive
 
@@ -104,14 +105,32 @@ def publish(hive: Hive, db: sqlite3.Connection) -> int:
     """Sign the findings not written yet whose session worked in ``hive``'s repository (or in none this
     daemon knows) into this machine's team log; return how many."""
     db.executescript(SCHEMA)
-    root = Path(hive.project.workdir or hive.project.path).resolve()
+    root = _root(hive)
     written = 0
     for ident, key, text in db.execute("SELECT id, session_key, record FROM findings WHERE written = 0").fetchall():
         row = db.execute("SELECT name, repo FROM sessions WHERE key = ?", (key,)).fetchone()
-        if row and row[1] and Path(row[1]).resolve() != root:
+        if row and row[1] and root is not None and Path(row[1]).resolve() != root:
             continue
         record = json.loads(text) | {"session": row[0] if row else key.split(":", 1)[0]}
         logs.append(hive.store, hive.key, hive.team_id, "team", TEAM_SCOPE, record)
         db.execute("UPDATE findings SET written = 1 WHERE id = ?", (ident,))
         written += 1
     return written
+
+
+def _root(hive: Hive) -> Path | None:
+    """The work tree of ``hive``'s project, or None for a team store without one (every finding goes there)."""
+    try:
+        return Path(hive.project.workdir or hive.project.path).resolve()
+    except Exception:  # a bare team store has no project repository
+        return None
+
+
+def report(hive: Hive, db: sqlite3.Connection) -> str | None:
+    """Scan, then publish to ``hive``; the one-line reason when that failed (a sync must go on without it)."""
+    try:
+        scan(db)
+        publish(hive, db)
+    except (GitiveError, OSError, sqlite3.Error, ValueError) as exc:
+        return f"outbound screening could not record its findings: {type(exc).__name__}: {str(exc)[:120]}"
+    return None

@@ -240,8 +240,11 @@ class Service:
             with self.lock:
                 with daemon_db.connect() as db:
                     mailbox.sign_acks(hive, db)  # acks owed go out with this sync
-                    findings.scan(db)  # outbound screening after the fact: out with this sync too
-                    findings.publish(hive, db)
+                    problem = findings.report(hive, db)  # outbound screening after the fact: out with this sync
+                if problem:
+                    state["findings_error"] = problem
+                else:
+                    state.pop("findings_error", None)
                 report = sync_run(hive)
             self.requests["fetch"] += len(report.fetched) + len(report.unreachable)
             self.requests["push"] += sum(1 for pushed in report.pushed.values() if pushed)
