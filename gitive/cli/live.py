@@ -308,12 +308,11 @@ def release(message: str = typer.Argument(..., help="The id of a held message.")
 def _release_outbound(view: Any, message: str) -> int:
     from gitive.daemon import db as daemon_db
     from gitive.daemon import mailbox
+    from gitive.daemon.outbound import propose_held
     from gitive.daemon.service import push_own
-    from gitive.mcp.memory import propose_held
 
     with daemon_db.connect() as db:
-        done = mailbox.release_sent(view.hive, view.directory, view.persons, db, message,
-                                    propose=lambda payload: propose_held(view.hive, payload))
+        done = mailbox.release_sent(view.hive, view.directory, view.persons, db, message, propose=propose_held)
     push_own(view.hive)
     console.print(f"released {message}: {escape(done)}")
     return 0

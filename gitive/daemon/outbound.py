@@ -29,6 +29,7 @@ from gitive.capture import events
 from gitive.core.clock import now_ms
 from gitive.core.credentials import is_credential_path
 from gitive.errors import GitiveError
+from gitive.team.hive import Hive
 
 WINDOW_MS = 120_000
 RULE = "secret-read-then-egress"
@@ -205,3 +206,49 @@ def record(action: str, keys: list[tuple[str, str]], ident: str, to: str, *, kin
     harness, session = keys[0] if keys else (None, None)
     events.append(events.make(action, harness=harness, session=session, ts=ts,
                               message={"id": ident, "to": to[:200], "kind": kind, **extra}))
+
+
+# --- lesson proposals -----------------------------------------------------------------------------------------
+
+
+def screen_proposal(hive: Hive, session: str | None, asked: dict[str, Any]) -> None:
+    """Hold a lesson proposal (``asked``: the arguments of :func:`gitive.lessons.propose.propose`) made within
+    120 s of a credential-file read by ``session`` (``person/name``), or by any session of this repository on
+    this machine when none is named.
+
+    Raises:
+        GitiveError: it was held; nothing was written.
+    """
+    from gitive.daemon import db as daemon_db
+    from gitive.daemon.ulid import new_ulid
+
+    root = Path(hive.project.workdir or hive.project.path).resolve()
+    with daemon_db.connect() as db:
+        keys = session_keys(db, session.split("/", 1)[-1]) if session else repo_session_keys(db, root)
+        now = now_ms()
+        found = last_read(keys, now)
+        if found is None:
+            return
+        ident, why = new_ulid(), reason(found, now, "lesson proposal")
+        hold(db, ident=ident, kind="lesson", sender=session or f"sessions of {root.name}", to="lesson proposal",
+             body=str(asked.get("text", "")), payload={"repo": str(root), "asked": asked}, keys=keys, why=why,
+             now=now)
+    raise GitiveError(f"HELD, not proposed: {why}. Nothing was written; your user decides (`gitive held`, then "
+                      f"`gitive release {ident}` or `gitive drop {ident}`). Do not propose it again.")
+
+
+def propose_held(payload: dict[str, Any]) -> str:
+    """Propose a lesson that was held, now that its person released it (every write-time rule still applies);
+    say what was done.
+
+    Raises:
+        GitiveError: the repository is gone, or a write-time rule refuses the proposal (it stays held).
+    """
+    from gitive.index.refresh import fresh_index
+    from gitive.lessons.propose import propose
+    from gitive.team.hive import open_hive
+
+    hive = open_hive(payload["repo"])
+    with fresh_index(hive) as (conn, _):
+        done = propose(hive, conn, **payload["asked"])
+    return f"proposed lesson {done.id[:12]} (it waits for a review)"

@@ -213,71 +213,31 @@ def _card(top: list[dict[str, Any]], rest: list[dict[str, Any]], asked: bool) ->
 def propose_lesson(repo: Path | str | None, *, kind: str, text: str, evidence: list[str],
                    applicability: str = "", tags: list[str] | None = None, scope: str = "project",
                    quote: str | None = None, speaker: str | None = None, about: str | None = None,
-                   session: str | None = None, symptoms: list[str] | None = None,
-                   screen: bool = True) -> dict[str, Any]:
+                   session: str | None = None, symptoms: list[str] | None = None) -> dict[str, Any]:
     """Propose a lesson as this machine; it stays ``proposed`` until a person reviews it.
 
     Right after a credential-file read by the proposing session (by every session of this repository here
-    when none is named) the proposal is held for its person instead (outbound screening); ``screen=False``
-    is for one its person released.
+    when none is named) the proposal is held for its person instead (outbound screening).
 
     Raises:
         InvalidRecord: a write-time rule refused it (no evidence, a Decision without a quote, …).
         GitiveError: outbound screening held it; nothing was written.
     """
+    from gitive.daemon import outbound
     from gitive.daemon.own_sessions import session_label
     from gitive.lessons.propose import make_quote, propose
 
-    asked = {"kind": kind, "text": text, "evidence": list(evidence), "applicability": applicability,
-             "tags": list(tags or []), "scope": scope, "quote": quote, "speaker": speaker, "about": about,
-             "symptoms": list(symptoms or [])}
     with opened(repo) as (hive, conn, _):
         if session:
             session = session_label(hive, session)
-        if screen:
-            _screen_proposal(hive, session, asked)
-        done = propose(hive, conn, kind=kind, text=text, applicability=applicability,
-                       quote=make_quote(quote, speaker, about), evidence=list(evidence),
-                       tags=list(tags or []), scope=scope, session=session, symptoms=list(symptoms or []))
+        asked = {"kind": kind, "text": text, "applicability": applicability,
+                 "quote": make_quote(quote, speaker, about), "evidence": list(evidence), "tags": list(tags or []),
+                 "scope": scope, "session": session, "symptoms": list(symptoms or [])}
+        outbound.screen_proposal(hive, session, asked)
+        done = propose(hive, conn, **asked)
     note = REVIEW_NOTE if done.created else "An identical lesson was already proposed; " + REVIEW_NOTE
     if done.hearsay:
         note += " The quote is stored as hearsay: its speaker is not the person it is about."
     return {"id": done.id, "created": done.created, "state": "proposed", "verified": False,
             "scope": done.scope, "audience": shape.cut(done.audience, 300), "hearsay": done.hearsay,
             "message": note}
-
-
-def _screen_proposal(hive: Hive, session: str | None, asked: dict[str, Any]) -> None:
-    """Hold a proposal made right after a credential-file read (outbound screening, E-8).
-
-    Raises:
-        GitiveError: it was held; nothing was written.
-    """
-    from gitive.core.clock import now_ms
-    from gitive.daemon import db as daemon_db
-    from gitive.daemon import outbound
-    from gitive.errors import GitiveError
-
-    root = Path(hive.project.workdir or hive.project.path).resolve()
-    with daemon_db.connect() as db:
-        keys = (outbound.session_keys(db, session.split("/", 1)[1]) if session
-                else outbound.repo_session_keys(db, root))
-        now = now_ms()
-        found = outbound.last_read(keys, now)
-        if found is None:
-            return
-        from gitive.daemon.ulid import new_ulid
-
-        ident, why = new_ulid(), outbound.reason(found, now, "lesson proposal")
-        outbound.hold(db, ident=ident, kind="lesson", sender=session or f"sessions of {root.name}",
-                      to="lesson proposal", body=asked["text"],
-                      payload={**asked, "repo": str(root), "session": session}, keys=keys, why=why, now=now)
-    raise GitiveError(f"HELD, not proposed: {why}. Nothing was written; your user decides (`gitive held`, then "
-                      f"`gitive release {ident}` or `gitive drop {ident}`). Do not propose it again.")
-
-
-def propose_held(hive: Hive, payload: dict[str, Any]) -> str:
-    """Propose a lesson outbound screening held, now that its person released it; say what was done."""
-    asked = {k: v for k, v in payload.items() if k != "repo"}
-    done = propose_lesson(payload.get("repo"), screen=False, **asked)
-    return f"proposed lesson {done['id'][:12]} (it waits for a review)"

@@ -269,3 +269,20 @@ def test_a_read_in_another_session_is_no_match() -> None:
 
     made = [_event(outbound.SENT, 0, **_sent()), _event("tool.completed", 10, session="s2", **READ)]
     assert findings.matches(made) == []
+
+
+def test_a_lesson_proposed_with_the_cli_by_an_agent_is_held_too(ready: list[Machine]) -> None:
+    _, b = ready
+    sender = live.session_address(b, "sb")
+    assert live.hook_process(b, "post-tool", _bash(b, "sb", "grep -n KEY .env")).code == 0
+    for extra in ([], ["--sealed"], ["--session", sender]):
+        done = b.run("lessons", "propose", "--kind", "Gotcha", "--text", f"The key is in .env {extra}",
+                     "-e", "file:src/app.py", *extra)
+        assert done.code == 1 and "HELD, not proposed" in done.err, done
+    assert b.json("lessons", "list", "--state", "proposed") == []
+    held = b.json("held")
+    assert [h["kind"] for h in held] == ["lesson"] * 3
+    code, out = as_person(b, "release", held[1]["id"], answers=[PASSPHRASE_ANSWER])
+    assert code == 0 and "proposed lesson" in out, out
+    [shown] = b.json("lessons", "list", "--state", "proposed")
+    assert shown["text"] == "The key is in .env ['--sealed']" and b.json("lessons", "show", shown["id"])["sealed"]
