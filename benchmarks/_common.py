@@ -49,6 +49,7 @@ def hermetic_git(base: Path) -> None:
         "GIT_CONFIG_GLOBAL": str(gitconfig),
         "GIT_TEMPLATE_DIR": str(templates),
         "GIT_TERMINAL_PROMPT": "0",
+        "GITIVE_TEST_KDF": "minimum",  # seeded person keys at argon2id's minimum cost (homes under the temp dir)
     })
     import pygit2
 

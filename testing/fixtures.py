@@ -59,6 +59,9 @@ def hermetic_env(base: Path) -> tuple[dict[str, str], tuple[str, ...]]:
         "GIT_TERMINAL_PROMPT": "0",
         "GIT_MERGE_AUTOEDIT": "no",
         "GIT_PROTOCOL_FROM_USER": "1",
+        # Person keys at argon2id's minimum cost, kept there (gitive honours it only for a GITIVE_HOME in the
+        # temp dir; tests of the real cost unset it).
+        "GITIVE_TEST_KDF": "minimum",
     }
     unset = tuple(k for k in _LEAKY if k not in env)
     return env, unset

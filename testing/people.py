@@ -1,8 +1,9 @@
 """Person keys for tests: cheap to unlock (argon2id's minimum cost, recorded in the key file like any other)
 and opened by one known passphrase, so the many tests that decide (review, invite, remove…) stay fast.
 
-A real person's key is created by ``gitive person init`` with the INTERACTIVE cost; nothing here changes that
-default, and nothing reads a passphrase from the environment.
+A real person's key is created by ``gitive person init`` at argon2id's MODERATE cost; the minimum cost here is
+allowed only by ``GITIVE_TEST_KDF=minimum``, which the hermetic test environment sets and gitive honours only
+for a ``GITIVE_HOME`` in the temp dir (gitive/core/personkey.py). Nothing reads a passphrase from the environment.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from testing.machines import run_cli
 # Commands that only change state (or need a person at a terminal) and print a sentence. Every other command
 # must accept --json: a new command either speaks JSON or is added here on purpose.
 WITHOUT_JSON = {"team remove", "server install-hook", "server uninstall-hook", "project confirm", "retract",
-                "review", "review approve", "review reject", "release", "daemon run", "mcp",
+                "review", "review approve", "review reject", "release", "drop", "daemon run", "mcp",
                 "team role", "person init", "person register", "person passwd", "person export", "person import",
                 "export"}  # export writes JSON Lines already
 # Commands that read the hive's state: these must exist and accept --json whatever else changes.

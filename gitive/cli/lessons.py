@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from gitive.cli import render
@@ -22,6 +24,7 @@ def _propose(kind: str, text: str, applicability: str, evidence: list[str], tags
              quote: str | None, speaker: str | None, about: str | None, supersedes: str | None,
              session: str | None, as_json: bool, symptoms: list[str] | None = None,
              sealed: bool | None = None) -> int:
+    from gitive.daemon import outbound
     from gitive.daemon.own_sessions import session_label
     from gitive.index.refresh import fresh_index
     from gitive.lessons import catalog
@@ -33,9 +36,12 @@ def _propose(kind: str, text: str, applicability: str, evidence: list[str], tags
         old = catalog.resolve_id(conn, supersedes) if supersedes else None
         if session:
             session = session_label(hive, session)
-        done = propose(hive, conn, kind=kind, text=text, applicability=applicability,
-                       quote=make_quote(quote, speaker, about), evidence=evidence, tags=tags, scope=scope,
-                       supersedes=old, session=session, symptoms=symptoms, sealed=sealed)
+        asked = {"kind": kind, "text": text, "applicability": applicability, "quote": make_quote(quote, speaker, about),
+                 "evidence": list(evidence), "tags": list(tags), "scope": scope, "supersedes": old,
+                 "session": session, "symptoms": list(symptoms or []), "sealed": sealed}
+        if not sys.stderr.isatty():  # an agent or a script: outbound screening, as for `gitive send --from`
+            outbound.screen_proposal(hive, session, asked)
+        done = propose(hive, conn, **asked)
     if as_json:
         emit_json(done._asdict())
         return 0

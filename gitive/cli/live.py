@@ -1,4 +1,4 @@
-"""``gitive who``, ``send``, ``inbox``, ``held``, ``release``: the team's present tense for a person."""
+"""``gitive who``, ``send``, ``inbox``, ``held``, ``release``, ``drop``: the team's present tense for a person."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ def register(app: typer.Typer) -> None:
     app.command("inbox")(inbox)
     app.command("held")(held)
     app.command("release")(release)
+    app.command("drop")(drop)
 
 
 def _directory() -> tuple[Any, list[dict[str, Any]], set[str], str]:
@@ -108,6 +109,10 @@ def send(
         raise GitiveError("only a person at a terminal sends as …/terminal; scripts and agents use a session name")
     done = mailbox.send(hive, rows, persons, sender=sender or f"{person}/terminal", to=to, body=text,
                         from_person=is_person, reply_to=reply_to)
+    if done.held:
+        console.print(f"[yellow]held {done.id}, not sent[/]: {escape(done.held)}; its person decides with "
+                      f"`gitive release {done.id}` or `gitive drop {done.id}`")
+        return 1
     pushed = push_own(hive)  # out at once: the recipients' daemons see it at their next probe
     if as_json:
         emit_json({"id": done.id, "recipients": [r._asdict() for r in done.recipients],
@@ -239,7 +244,10 @@ def _items(as_json: bool, heading: bool = False) -> int:
 
 
 def held(as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> int:
-    """Messages held for you by screening, the inbound policy, the rate limit or the loop guard.
+    """Messages held for you: inbound ones (screening, the inbound policy, the rate limit, the loop guard) and
+    what your own sessions tried to send or propose right after reading a credential file (outbound screening).
+
+    `gitive release ID` lets one through, `gitive drop ID` discards it.
 
     Example: gitive held
     """
@@ -254,29 +262,82 @@ def held(as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -
     if not rows:
         console.print("nothing held")
     for r in rows:
-        console.print(f"{r['id']} {r['from']} → {r['to_session']}: {r['reason']}\n    {r['body'][:200]}")
+        arrow = "→" if r["direction"] == "inbound" else f"[yellow]wants to {_verb(r['kind'])}[/] →"
+        console.print(f"{r['id']} {escape(r['from'])} {arrow} {escape(r['to_session'])}: {escape(r['reason'])}\n"
+                      f"    {escape(r['body'][:200])}")
     return 0
+
+
+def _verb(kind: str) -> str:
+    return "propose a lesson" if kind == "lesson" else "send"
+
+
+def _held_one(message: str) -> dict[str, Any]:
+    from gitive.daemon import db as daemon_db
+    from gitive.daemon import mailbox
+    from gitive.errors import GitiveError
+
+    with daemon_db.connect() as db:
+        found = [r for r in mailbox.held(db) if r["id"] == message]
+    if not found:
+        raise GitiveError(f"no held message {message[:80]!r}; `gitive held` lists them")
+    return found[0]
 
 
 def release(message: str = typer.Argument(..., help="The id of a held message."),
             stdin: bool = passphrase_stdin()) -> int:
-    """Let a held message through to its session (a person at a terminal, with their person key's passphrase).
+    """Let a held message through (a person at a terminal, with their person key's passphrase): an inbound one
+    to its session, one your session wrote after reading a credential file out to its recipients.
 
     Example: gitive release 01JA2B3C4D5E6F7G8H9J0K1M2N
     """
     from gitive.daemon import db as daemon_db
     from gitive.daemon import mailbox
     from gitive.daemon.service import team_view
-    from gitive.errors import GitiveError
     from gitive.lessons import gate
 
     gate.require_person("releasing a held message", scripted=stdin)
-    person = team_view().person
-    with daemon_db.connect() as db:
-        if not any(r["id"] == message for r in mailbox.held(db)):
-            raise GitiveError(f"no held message {message!r}; `gitive held` lists them")
+    view = team_view()
+    row = _held_one(message)
     person_gesture("to release a held message", stdin)  # the gesture: a person's decision, not an agent's
+    if row["direction"] == "outbound":
+        return _release_outbound(view, message)
     with daemon_db.connect() as db:
-        count = mailbox.release(db, message, person)
+        count = mailbox.release(db, message, view.person)
     console.print(f"released {message} to {count} session(s); it arrives at the next tool call or session start")
+    return 0
+
+
+def _release_outbound(view: Any, message: str) -> int:
+    from gitive.daemon import db as daemon_db
+    from gitive.daemon import mailbox
+    from gitive.daemon.outbound import propose_held
+    from gitive.daemon.service import push_own
+
+    with daemon_db.connect() as db:
+        done = mailbox.release_sent(view.hive, view.directory, view.persons, db, message, propose=propose_held)
+    push_own(view.hive)
+    console.print(f"released {message}: {escape(done)}")
+    return 0
+
+
+def drop(message: str = typer.Argument(..., help="The id of a held message."),
+         stdin: bool = passphrase_stdin()) -> int:
+    """Discard a held message (a person at a terminal, with their person key's passphrase): an inbound one is
+    never delivered, one your session wrote after reading a credential file is never sent, and its text is
+    deleted from this machine.
+
+    Example: gitive drop 01JA2B3C4D5E6F7G8H9J0K1M2N
+    """
+    from gitive.daemon import db as daemon_db
+    from gitive.daemon import mailbox
+    from gitive.lessons import gate
+
+    gate.require_person("dropping a held message", scripted=stdin)
+    _held_one(message)
+    person_gesture("to drop a held message", stdin)
+    with daemon_db.connect() as db:
+        which = mailbox.drop(db, message)
+    console.print(f"dropped {message}" + ("; it was never sent" if which == "outbound" else
+                                          "; it will not be delivered"))
     return 0

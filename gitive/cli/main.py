@@ -33,7 +33,7 @@ app = typer.Typer(
 _MODULES: dict[str, tuple[str, ...]] = {
     "team": ("init", "invite", "join", "attach", "team"),
     "install": ("install", "uninstall", "status"),
-    "live": ("who", "send", "inbox", "held", "release"),
+    "live": ("who", "send", "inbox", "held", "release", "drop"),
     "mcp": ("mcp",),
     "daemon": ("daemon",),
     "sync": ("sync",),

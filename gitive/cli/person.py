@@ -107,16 +107,26 @@ def person_gesture(purpose: str, scripted: bool) -> None:
 
 
 def new_passphrase(scripted: bool) -> str:
-    """A new passphrase: typed twice at the terminal, or the first line of stdin."""
+    """A new passphrase: typed twice at the terminal (one too short or too easy to guess is refused at once
+    and asked again), or the first line of stdin (checked where it is used)."""
     if scripted:
         return _stdin_line()
+    problem = "the passphrases did not match; nothing was written"
     for _ in range(ATTEMPTS):
         first = _typed(f"New passphrase for your person key (at least {personkey.MIN_PASSPHRASE} "
-                                "characters): ")
+                                "characters; a few uncommon words): ")
+        try:
+            personkey.check_passphrase(first)
+        except GitiveError as exc:  # said at once, not after typing it twice
+            problem = str(exc)
+            typer.echo(f"{problem.removesuffix('; nothing was written').removesuffix(' Nothing was written')}; "
+                       "try again", err=True)
+            continue
         if first == _typed("The same passphrase again: "):
             return first
+        problem = "the passphrases did not match; nothing was written"
         typer.echo("the two passphrases differ, try again", err=True)
-    raise GitiveError("the passphrases did not match; nothing was written")
+    raise GitiveError(problem)
 
 
 def ensure_key(scripted: bool, agent_key: str | None = None) -> tuple[personkey.Signer, bool]:

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from gitive.cli.output import console, emit_json, escape, progress_bar
+
+if TYPE_CHECKING:
+    from gitive.team.hive import Hive
 
 
 def register(app: typer.Typer) -> None:
@@ -28,6 +33,7 @@ def sync(
 
     hive = open_hive()
     record_if_due(hive)  # citations whose sessions settled become signed records, pushed by this sync
+    _outbound_findings(hive)
     with progress_bar("verifying", enabled=not as_json) as progress:
         report = syncing.run(hive, push=not no_push, progress=progress, only=remote)
     if as_json:
@@ -36,3 +42,14 @@ def sync(
     for style, text in report.lines():
         console.print(f"[{style}]{escape(text)}[/]" if style else escape(text))
     return 0 if report.ok else 1
+
+
+def _outbound_findings(hive: Hive) -> None:
+    """Outbound screening's after-the-fact matches go out with this sync, daemon or not (docs/screening.md)."""
+    from gitive.daemon import db as daemon_db
+    from gitive.daemon import findings
+
+    with daemon_db.connect() as db:
+        problem = findings.report(hive, db)
+    if problem:
+        typer.echo(f"gitive: {problem}", err=True)  # stderr: --json output stays JSON

@@ -6,18 +6,33 @@ included; so the person key is never stored in the clear. It is either encrypted
 KDF parameters live in the file so they can be raised later), or it lives in ``ssh-agent`` (the file then only
 names the public key; add it with ``ssh-add -c`` so the agent asks the person before each signature).
 
+What the passphrase is worth if the file leaks: argon2id at libsodium's MODERATE cost (3 passes over 256 MiB,
+about 0.8 s of one core per guess), and a passphrase of at least 12 characters that zxcvbn scores 3 or more.
+A key file written at a lower cost (gitive before 2026-12 used INTERACTIVE, 64 MiB) is re-encrypted at
+MODERATE the next time it is unlocked: the new file replaces the old one atomically, under a lock, and only if
+nobody changed it meanwhile, so an interrupted upgrade leaves the old file, which still opens.
+
+Test suites may create and keep keys at argon2id's minimum cost only with ``GITIVE_TEST_KDF=minimum``, which
+gitive honours only for a key file inside the system's temporary directory and refuses for any other (the
+command fails): a person's real key never gets cheaper because of an environment variable.
+
 The unlocked key stays in the process that asked for the passphrase: no cache, no agent of our own.
 FIDO2 keys (``sk-ssh-ed25519``) sign a different message shape and are not supported yet.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import fcntl
 import json
 import os
 import secrets
 import stat
+import tempfile
 import threading
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -35,8 +50,10 @@ from gitive.errors import GitiveError, KeyFileError
 KEY_FILE = "person.key"
 FORMAT = "gitive-person-key"
 VERSION = 1
-MIN_PASSPHRASE = 8
+MIN_PASSPHRASE = 12
+MIN_SCORE = 3  # zxcvbn's "safely unguessable: moderate protection from offline slow-hash scenario"
 ARGON2ID = nacl.pwhash.argon2id
+TEST_KDF = "GITIVE_TEST_KDF"
 
 
 class WrongPassphrase(GitiveError):
@@ -53,8 +70,37 @@ class Limits:
 
 INTERACTIVE = Limits(ARGON2ID.OPSLIMIT_INTERACTIVE, ARGON2ID.MEMLIMIT_INTERACTIVE)
 MODERATE = Limits(ARGON2ID.OPSLIMIT_MODERATE, ARGON2ID.MEMLIMIT_MODERATE)
-# The cheapest argon2id allows: for test suites that create many keys. Recorded in the file like any other.
+# The cheapest argon2id allows: for test suites that create many keys (only with GITIVE_TEST_KDF=minimum).
 MINIMUM = Limits(ARGON2ID.OPSLIMIT_MIN, ARGON2ID.MEMLIMIT_MIN)
+DEFAULT = MODERATE  # what a new key gets, and the least an existing key is raised to at its next unlock
+
+
+def test_cost_allowed(path: Path | None = None) -> bool:
+    """Whether ``GITIVE_TEST_KDF=minimum`` is set for a test's key file (``path``, default this home's), one
+    inside the system's temporary directory.
+
+    Raises:
+        GitiveError: the setting is present for a key file anywhere else (a real home), or has another value.
+    """
+    value = os.environ.get(TEST_KDF)
+    if value is None:
+        return False
+    temp = Path(tempfile.gettempdir()).resolve()
+    where = (path or key_path()).resolve()
+    if value != "minimum" or not where.is_relative_to(temp):
+        raise GitiveError(f"{TEST_KDF} is for test suites (GITIVE_TEST_KDF=minimum, the key file under {temp}); "
+                          f"it is refused for {str(where)[:80]}: unset it")
+    return True
+
+
+def floor_cost(path: Path | None = None) -> Limits:
+    """The least cost the key file at ``path`` may keep: MODERATE (MINIMUM for a test's key file, see
+    :func:`test_cost_allowed`)."""
+    return MINIMUM if test_cost_allowed(path) else DEFAULT
+
+
+def below(limits: Limits, floor: Limits) -> bool:
+    return limits.opslimit < floor.opslimit or limits.memlimit < floor.memlimit
 
 
 class Signer(Protocol):
@@ -103,6 +149,8 @@ class KeyFile:
     kind: str  # "passphrase" | "ssh-agent"
     public: str
     data: dict[str, Any]
+    path: Path | None = field(default=None, compare=False)  # where it was read: an unlock may upgrade it there
+    raw: str = field(default="", compare=False, repr=False)  # the file as read: an upgrade replaces only that
 
     @property
     def limits(self) -> Limits | None:
@@ -118,7 +166,7 @@ def exists(path: Path | None = None) -> bool:
     return (path or key_path()).exists()
 
 
-def _parse(text: str, where: str) -> KeyFile:
+def _parse(text: str, where: str, path: Path | None = None) -> KeyFile:
     try:
         data = json.loads(text)
     except (ValueError, UnicodeDecodeError):
@@ -138,7 +186,7 @@ def _parse(text: str, where: str) -> KeyFile:
               and isinstance(kdf.get("salt"), str) and isinstance(data.get("box"), str))
         if not ok:
             raise KeyFileError(f"{where} is not a gitive person key (bad KDF parameters)")
-    return KeyFile(kind, public, data)
+    return KeyFile(kind, public, data, path, text if path is not None else "")
 
 
 def load(path: Path | None = None) -> KeyFile:
@@ -155,7 +203,7 @@ def load(path: Path | None = None) -> KeyFile:
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise KeyFileError(f"{path} is readable by other users (mode {stat.S_IMODE(mode):o}); "
                            f"run `chmod 600 {path}` and try again")
-    return _parse(path.read_text(encoding="utf-8", errors="replace"), str(path))
+    return _parse(path.read_text(encoding="utf-8", errors="replace"), str(path), path)
 
 
 def _write(path: Path, data: dict[str, Any], *, replace: bool) -> None:
@@ -178,31 +226,52 @@ def _write(path: Path, data: dict[str, Any], *, replace: bool) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _check_passphrase(passphrase: str) -> bytes:
+def check_passphrase(passphrase: str) -> bytes:
+    """The passphrase as bytes, if it is worth protecting a person key: at least 12 characters, and a zxcvbn
+    score of at least 3 (no common password, keyboard walk, repeat or date pattern).
+
+    Raises:
+        GitiveError: it is too short or too easy to guess; the message says why, never the passphrase.
+    """
     if len(passphrase) < MIN_PASSPHRASE:
         raise GitiveError(f"the passphrase must have at least {MIN_PASSPHRASE} characters; nothing was written")
+    from zxcvbn import zxcvbn
+
+    verdict = zxcvbn(passphrase[:100], user_inputs=["gitive", "person", "key"])  # zxcvbn slows on long input
+    if verdict["score"] < MIN_SCORE:
+        warning = verdict["feedback"].get("warning") or "it is easy to guess"
+        hint = " ".join(verdict["feedback"].get("suggestions") or ["Use four or five uncommon words."])
+        raise GitiveError(f"the passphrase is too easy to guess ({warning.rstrip('.')}). {hint} Nothing was "
+                          "written")
     return passphrase.encode("utf-8")
 
 
 def _seal(seed: bytes, passphrase: str, limits: Limits) -> dict[str, Any]:
     salt = nacl.utils.random(ARGON2ID.SALTBYTES)
-    box_key = ARGON2ID.kdf(nacl.secret.SecretBox.KEY_SIZE, _check_passphrase(passphrase), salt,
+    box_key = ARGON2ID.kdf(nacl.secret.SecretBox.KEY_SIZE, passphrase.encode("utf-8"), salt,
                            opslimit=limits.opslimit, memlimit=limits.memlimit)
     return {"kdf": {"name": "argon2id", "opslimit": limits.opslimit, "memlimit": limits.memlimit,
                     "salt": salt.hex()},
             "box": nacl.secret.SecretBox(box_key).encrypt(seed).hex()}
 
 
-def create(passphrase: str, limits: Limits = INTERACTIVE, path: Path | None = None) -> KeyFile:
-    """Create a new person key encrypted under ``passphrase``.
+def create(passphrase: str, limits: Limits | None = None, path: Path | None = None) -> KeyFile:
+    """Create a new person key encrypted under ``passphrase`` at ``limits`` (default MODERATE; MINIMUM for a
+    test home).
 
     Raises:
         KeyFileError: a person key already exists there.
-        GitiveError: the passphrase is too short.
+        GitiveError: the passphrase is too short or too easy to guess, or ``limits`` is below the floor.
     """
     path = path or key_path()
     if path.exists():
         raise KeyFileError(f"a person key already exists at {path}; nothing was changed")
+    floor = floor_cost(path)
+    limits = limits or floor
+    if below(limits, floor):
+        raise GitiveError(f"argon2id cost {limits.opslimit} passes over {limits.memlimit >> 20} MiB is below "
+                          f"gitive's least ({floor.opslimit} over {floor.memlimit >> 20} MiB); nothing was written")
+    check_passphrase(passphrase)
     key = SigningKey.generate()
     data = {"format": FORMAT, "version": VERSION, "kind": "passphrase",
             "public": key.verify_key.encode().hex(), **_seal(key.encode(), passphrase, limits)}
@@ -241,25 +310,65 @@ def unlock(keyfile: KeyFile, passphrase: str | None = None) -> Signer:
     if key.verify_key.encode().hex() != keyfile.public:
         raise KeyFileError("the person key file is inconsistent (its public key does not match); "
                            "import it again from your other machine")
+    if keyfile.path is not None and keyfile.limits is not None and below(keyfile.limits, floor_cost(keyfile.path)):
+        upgrade(keyfile, seed, passphrase or "")
     return LocalSigner(key)
+
+
+def upgrade(keyfile: KeyFile, seed: bytes, passphrase: str) -> bool:
+    """Re-encrypt a key file written at a lower cost at :data:`DEFAULT`, in place; true when it was replaced.
+
+    Atomic: the new file is written beside the old one and renamed over it, under the key's lock, only if the
+    file still holds exactly what was read (a passphrase changed meanwhile is never undone). A failure (a
+    read-only home) keeps the old file, which still opens; the upgrade is tried again at the next unlock.
+    """
+    path = keyfile.path
+    if path is None:
+        return False
+    data = {**keyfile.data, **_seal(seed, passphrase, DEFAULT)}
+    try:
+        with _locked(path):
+            if path.read_text(encoding="utf-8", errors="replace") != keyfile.raw:
+                return False
+            _write(path, data, replace=True)
+    except OSError:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """The key file's lock (``person.key.lock`` beside it): upgrades and passphrase changes take turns."""
+    fd = os.open(path.with_name(path.name + ".lock"), os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def change_passphrase(old: str, new: str, limits: Limits | None = None, path: Path | None = None) -> KeyFile:
     """Re-encrypt the person key under ``new`` (the key itself, and so every signature, stays the same).
 
-    The KDF cost is raised to at least ``limits`` (default: the file's own, or INTERACTIVE if higher).
+    The KDF cost is raised to at least ``limits`` (default: the file's own, or the floor if higher).
+
+    Raises:
+        WrongPassphrase: ``old`` does not open the key.
+        GitiveError: ``new`` is too short or too easy to guess; nothing was written.
     """
     path = path or key_path()
+    check_passphrase(new)
     keyfile = load(path)
     if keyfile.kind != "passphrase":
         raise GitiveError("this person key lives in ssh-agent; it has no gitive passphrase")
-    signer = unlock(keyfile, old)
+    signer = unlock(dataclasses.replace(keyfile, path=None), old)  # re-encrypted below anyway: no upgrade
     assert isinstance(signer, LocalSigner)
-    current = keyfile.limits or INTERACTIVE
-    target = limits or Limits(max(current.opslimit, INTERACTIVE.opslimit),
-                              max(current.memlimit, INTERACTIVE.memlimit))
+    floor = floor_cost(path)
+    current = keyfile.limits or floor
+    target = limits or Limits(max(current.opslimit, floor.opslimit), max(current.memlimit, floor.memlimit))
     data = {**keyfile.data, **_seal(signer._key.encode(), new, target)}
-    _write(path, data, replace=True)
+    with _locked(path):
+        _write(path, data, replace=True)
     return _parse(json.dumps(data), str(path))
 
 

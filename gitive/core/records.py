@@ -214,6 +214,17 @@ _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
         "v": ("format-version", True),
         "decisions": ("list", True),
     },
+    # Outbound screening after the fact (docs/screening.md): a session's egress (a message, curl, wget, nc) and a
+    # credential-file read within 120 s. In the finding machine's team log; metadata only (no path, no text).
+    "finding": {
+        "id": ("hex", True),
+        "rule": ("str", True),  # secret-read-then-egress
+        "session": ("str", True),  # the session's name on that machine
+        "egress": ("str", True),  # message | lesson | curl | wget | nc
+        "read_at": ("int", True),
+        "egress_at": ("int", True),
+        "message": ("str", False),  # the message id, for a message
+    },
     # A person's gate preferences: their own signed record, set at a terminal (gitive prefs).
     "prefs": {
         "person": ("name", True),

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from gitive.capture import framing
 from gitive.core.clock import now_ms
 from gitive.core.records import MAX_MESSAGE_BODY, TEAM_SCOPE
-from gitive.daemon import addressing
+from gitive.daemon import addressing, outbound
 from gitive.daemon.ulid import new_ulid
 from gitive.errors import GitiveError
 from gitive.store import logs
@@ -30,11 +30,18 @@ INFLIGHT_MS = 90_000
 class Sent(NamedTuple):
     id: str
     recipients: list[addressing.Recipient]
+    held: str | None = None  # why outbound screening kept it for its person (nothing was written)
 
 
 def send(hive: Hive, directory: list[dict[str, Any]], persons: set[str], *, sender: str, to: str, body: str,
-         from_person: bool, reply_to: str | None = None, repo: str | None = None) -> Sent:
+         from_person: bool, reply_to: str | None = None, repo: str | None = None, message_id: str | None = None,
+         screen: bool = True) -> Sent:
     """Resolve ``to`` and write the message to this machine's mail log (pushed at the next sync).
+
+    A session's message (not a person's) passes outbound screening first (:mod:`gitive.daemon.outbound`):
+    after a credential-file read in that session within 120 s it is held for its person, and nothing is
+    written. ``screen=False`` is for a message its person released. Every message written or held is an
+    event of the sending session (E-7).
 
     Raises:
         GitiveError: an empty or oversized body, or an address that does not resolve.
@@ -46,15 +53,46 @@ def send(hive: Hive, directory: list[dict[str, Any]], persons: set[str], *, send
         raise GitiveError(f"the message is over {MAX_MESSAGE_BODY // 1024} KiB; send a path or a commit instead")
     recipients = resolve_all(to, directory, persons, sender_is_person=from_person, sender=sender)
     record: dict[str, Any] = {
-        "type": "message", "id": new_ulid(), "from": sender, "to": to, "body": body, "from_person": from_person,
+        "type": "message", "id": message_id or new_ulid(), "from": sender, "to": to, "body": body,
+        "from_person": from_person,
         "recipients": [{"machine": r.machine, "session": r.session} for r in recipients],
     }
     if reply_to:
         record["reply_to"] = reply_to
     if repo:
         record["repo"] = repo
+    keys = [] if from_person else _sender_keys(sender)
+    if screen and not from_person:
+        why = _screen_out(keys, record)
+        if why:
+            return Sent(record["id"], recipients, why)
     logs.append(hive.store, hive.key, hive.team_id, "mail", TEAM_SCOPE, record)
+    outbound.record(outbound.SENT, keys, record["id"], to, released=not screen)
     return Sent(record["id"], recipients)
+
+
+def _sender_keys(sender: str) -> list[tuple[str, str]]:
+    """The harness sessions behind a session address of this machine (none for a name it never saw)."""
+    from gitive.daemon import db as daemon_db
+
+    with daemon_db.connect() as db:
+        return outbound.session_keys(db, sender.split("/", 1)[-1])
+
+
+def _screen_out(keys: list[tuple[str, str]], record: dict[str, Any]) -> str | None:
+    """Hold ``record`` when its session read a credential file in the last 120 s; return why, or None."""
+    from gitive.daemon import db as daemon_db
+
+    now = now_ms()
+    found = outbound.last_read(keys, now)
+    if found is None:
+        return None
+    why = outbound.reason(found, now)
+    payload = {k: record[k] for k in ("reply_to", "repo") if k in record}
+    with daemon_db.connect() as db:
+        outbound.hold(db, ident=record["id"], kind="message", sender=record["from"], to=record["to"],
+                      body=record["body"], payload=payload, keys=keys, why=why, now=now)
+    return why
 
 
 MAX_ADDRESSES = 20
@@ -335,10 +373,53 @@ def sign_acks(hive: Hive, db: sqlite3.Connection) -> int:
 
 
 def held(db: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Everything held for this machine's person: inbound messages (screening, policy, rate, loop guard),
+    then what its own sessions tried to send after reading a credential file (outbound screening)."""
     rows = db.execute("SELECT id, sender, to_session, body, reason, received_at FROM inbox WHERE state = 'held' "
                       "ORDER BY received_at").fetchall()
-    return [{"id": r[0], "from": r[1], "to_session": r[2], "body": r[3], "reason": r[4], "received_at": r[5]}
-            for r in rows]
+    inbound = [{"id": r[0], "direction": "inbound", "kind": "message", "from": r[1], "to_session": r[2],
+                "body": r[3], "reason": r[4], "received_at": r[5]} for r in rows]
+    return inbound + outbound.held(db)
+
+
+def release_sent(hive: Hive, directory: list[dict[str, Any]], persons: set[str], db: sqlite3.Connection,
+                 ident: str, propose: Callable[[dict[str, Any]], str] | None = None) -> str:
+    """Send what outbound screening held (its person released it): the message as it was written, with its
+    id, addressed again now; a lesson proposal through ``propose``. Marked released only once it is out, so
+    a failure leaves it held. Returns what was done, in words.
+
+    Raises:
+        GitiveError: nothing with that id is held, or the send fails (it stays held).
+    """
+    kept = outbound.pending(db, ident)
+    if kept["kind"] == "lesson":
+        if propose is None:
+            raise GitiveError("a held lesson proposal is released from its repository: run `gitive release` there")
+        done = propose(kept["payload"])
+    else:
+        extra = kept["payload"]
+        sent = send(hive, directory, persons, sender=kept["sender"], to=kept["to"], body=kept["body"],
+                    from_person=False, reply_to=extra.get("reply_to"), repo=extra.get("repo"), message_id=ident,
+                    screen=False)
+        done = f"sent {sent.id} to {', '.join(r.address for r in sent.recipients)}"
+    outbound.decide(db, ident, "released")
+    return done
+
+
+def drop(db: sqlite3.Connection, ident: str) -> str:
+    """A person drops a held message: an inbound one is never delivered, an outbound one never sent (its text is
+    deleted here). Returns which it was.
+
+    Raises:
+        GitiveError: nothing with that id is held.
+    """
+    if db.execute("UPDATE inbox SET state = 'dropped', body = '' WHERE id = ? AND state = 'held'",
+                  (ident,)).rowcount:
+        return "inbound"
+    outbound.pending(db, ident)
+    if not outbound.decide(db, ident, "dropped"):
+        raise GitiveError(f"held message {ident[:80]!r} was just decided elsewhere; nothing was done")
+    return "outbound"
 
 
 def release(db: sqlite3.Connection, message_id: str, person: str | None = None) -> int:

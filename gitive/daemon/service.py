@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from gitive.capture import events, locate
 from gitive.core.clock import now_ms
-from gitive.daemon import anchor_items, mailbox, overlap, prepare, presence, stuck
+from gitive.daemon import anchor_items, findings, mailbox, overlap, prepare, presence, stuck
 from gitive.daemon import db as daemon_db
 from gitive.errors import GitiveError, NoTeam
 from gitive.index import queries
@@ -240,6 +240,11 @@ class Service:
             with self.lock:
                 with daemon_db.connect() as db:
                     mailbox.sign_acks(hive, db)  # acks owed go out with this sync
+                    problem = findings.report(hive, db)  # outbound screening after the fact: out with this sync
+                if problem:
+                    state["findings_error"] = problem
+                else:
+                    state.pop("findings_error", None)
                 report = sync_run(hive)
             self.requests["fetch"] += len(report.fetched) + len(report.unreachable)
             self.requests["push"] += sum(1 for pushed in report.pushed.values() if pushed)

@@ -43,6 +43,11 @@ def send_message(repo: Path | str | None, *, to: str, text: str, session: str | 
     name = _my_session(rows, person, hive, session)
     done = mailbox.send(hive, rows, persons, sender=f"{person}/{name}", to=to, body=text, from_person=False,
                         reply_to=reply_to)
+    if done.held:
+        return {"id": done.id, "from": f"{person}/{name}", "recipients": [r.address for r in done.recipients],
+                "note": f"HELD, not sent: {done.held}. Nothing left this machine; your user decides "
+                        f"(`gitive held`, then `gitive release {done.id}` or `gitive drop {done.id}`). Do not "
+                        "send it again."}
     push_own(hive)  # out at once: the recipient's daemon sees it at its next probe
     return {"id": done.id, "from": f"{person}/{name}",
             "recipients": [r.address for r in done.recipients],
@@ -59,7 +64,7 @@ def send_message_tool(repo: Path | str | None, *, to: str, text: str, session: s
     if routing:
         routes.pending(routing)
     sent = send_message(repo, to=to, text=text, session=session, reply_to=reply_to)
-    if routing:
+    if routing and not sent["note"].startswith("HELD"):
         routes.record_choice(repo, routing, sent["id"], ", ".join(sent["recipients"]), sent["from"])
     return sent
 

@@ -216,18 +216,25 @@ def propose_lesson(repo: Path | str | None, *, kind: str, text: str, evidence: l
                    session: str | None = None, symptoms: list[str] | None = None) -> dict[str, Any]:
     """Propose a lesson as this machine; it stays ``proposed`` until a person reviews it.
 
+    Right after a credential-file read by the proposing session (by every session of this repository here
+    when none is named) the proposal is held for its person instead (outbound screening).
+
     Raises:
         InvalidRecord: a write-time rule refused it (no evidence, a Decision without a quote, …).
+        GitiveError: outbound screening held it; nothing was written.
     """
+    from gitive.daemon import outbound
     from gitive.daemon.own_sessions import session_label
     from gitive.lessons.propose import make_quote, propose
 
     with opened(repo) as (hive, conn, _):
         if session:
             session = session_label(hive, session)
-        done = propose(hive, conn, kind=kind, text=text, applicability=applicability,
-                       quote=make_quote(quote, speaker, about), evidence=list(evidence),
-                       tags=list(tags or []), scope=scope, session=session, symptoms=list(symptoms or []))
+        asked = {"kind": kind, "text": text, "applicability": applicability,
+                 "quote": make_quote(quote, speaker, about), "evidence": list(evidence), "tags": list(tags or []),
+                 "scope": scope, "session": session, "symptoms": list(symptoms or [])}
+        outbound.screen_proposal(hive, session, asked)
+        done = propose(hive, conn, **asked)
     note = REVIEW_NOTE if done.created else "An identical lesson was already proposed; " + REVIEW_NOTE
     if done.hearsay:
         note += " The quote is stored as hearsay: its speaker is not the person it is about."

@@ -5,6 +5,8 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
+import pytest
+
 from gitive.core import personkey
 from testing import people
 from testing.lessons import as_person
@@ -15,16 +17,20 @@ AGAIN = "The same passphrase again"
 SECRET = "my own long passphrase"
 
 
-def test_init_at_a_terminal_asks_the_new_passphrase_twice(fleet: Fleet, bare_remote: Path) -> None:
+def test_init_at_a_terminal_asks_the_new_passphrase_twice(fleet: Fleet, bare_remote: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(personkey.TEST_KDF)  # a real person's terminal: the real cost
     alice = fleet.machine("laptop", bare_remote)
     code, out = as_person(alice, "init", "--person", "alice", answers=[
+        (NEW, "password1234\n"),  # too easy to guess: refused at once, asked again
         (NEW, SECRET + "\n"), (AGAIN, "a typo in it\n"),  # the two differ: asked again
         (NEW, SECRET + "\n"), (AGAIN, SECRET + "\n")])
     assert code == 0, out
     assert "differ" in out and "Created your person key" in out
     path = alice.home / "person.key"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert personkey.load(path).limits == personkey.INTERACTIVE  # a real person's key: the default cost
+    assert "very common password" in out
+    assert personkey.load(path).limits == personkey.MODERATE  # a real person's key: the default cost
     shown = alice.json("person")
     assert (shown["person"], shown["registered"], shown["kind"]) == ("alice", True, "passphrase")
     assert SECRET not in path.read_text()
@@ -32,8 +38,9 @@ def test_init_at_a_terminal_asks_the_new_passphrase_twice(fleet: Fleet, bare_rem
 
 def test_init_with_a_short_passphrase_writes_nothing(fleet: Fleet, bare_remote: Path) -> None:
     alice = fleet.machine("laptop", bare_remote)
-    code, out = as_person(alice, "init", "--person", "alice", answers=[(NEW, "short\n"), (AGAIN, "short\n")])
-    assert code == 1 and "at least 8" in out, out
+    code, out = as_person(alice, "init", "--person", "alice", answers=[(NEW, "short\n"), (NEW, "qwertyuiopasdf\n"),
+                                                                       (NEW, "still short\n")])
+    assert code == 1 and "at least 12" in out and "too easy to guess" in out, out
     assert not (alice.home / "person.key").exists()
     assert "hive.team" not in alice.config()
 

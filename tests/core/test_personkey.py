@@ -42,9 +42,11 @@ def test_a_created_key_is_encrypted_mode_0600_and_records_its_kdf(tmp_path: Path
     assert "LocalSigner" in repr(signer) and data["box"] not in repr(signer)
 
 
-def test_the_default_cost_is_argon2id_interactive(tmp_path: Path) -> None:
+def test_a_test_home_creates_keys_at_the_minimum_cost_by_default(tmp_path: Path) -> None:
+    """The suite runs with GITIVE_TEST_KDF=minimum (testing/fixtures.py); the real default is
+    tests/core/test_personkey_cost.py's."""
     made = personkey.create(PASS, path=tmp_path / "person.key")
-    assert made.limits == personkey.INTERACTIVE
+    assert made.limits == personkey.MINIMUM
 
 
 @settings(max_examples=20)
@@ -57,10 +59,16 @@ def test_no_other_passphrase_opens_the_key(tmp_path_factory: pytest.TempPathFact
             personkey.unlock(personkey.load(path), guess)
 
 
-def test_a_short_passphrase_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("passphrase", "said"), [
+    ("short", "at least 12"), ("elevenchars", "at least 12"),
+    ("password1234", "very common password"), ("qwertyuiopasdf", "too easy to guess"),
+    ("aaaaaaaaaaaaaaaa", "Repeats"), ("hunter2hunter2", "too easy to guess")])
+def test_a_short_or_guessable_passphrase_is_refused_and_nothing_is_written(tmp_path: Path, passphrase: str,
+                                                                           said: str) -> None:
     path = tmp_path / "person.key"
-    with pytest.raises(GitiveError, match="at least 8"):
-        _create(path, "short")
+    with pytest.raises(GitiveError, match=said) as caught:
+        _create(path, passphrase)
+    assert passphrase not in str(caught.value) and "\n" not in str(caught.value)
     assert not path.exists()
 
 
@@ -98,7 +106,9 @@ def test_changing_the_passphrase_keeps_the_key_and_raises_the_cost(tmp_path: Pat
         personkey.change_passphrase("not the passphrase", "a new passphrase!", path=path)
     after = personkey.change_passphrase(PASS, "a new passphrase!", path=path)
     assert after.public == before.public
-    assert after.limits == personkey.INTERACTIVE  # raised from the test-cost minimum
+    assert after.limits == personkey.MINIMUM  # a test home's floor; a real home's is MODERATE
+    with pytest.raises(GitiveError, match="too easy to guess"):
+        personkey.change_passphrase("a new passphrase!", "password12345", path=path)
     with pytest.raises(personkey.WrongPassphrase):
         personkey.unlock(personkey.load(path), PASS)
     assert personkey.unlock(personkey.load(path), "a new passphrase!").public == before.public

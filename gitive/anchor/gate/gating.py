@@ -266,6 +266,9 @@ class Gate:
                 for chunk in range(0, len(proposed), 500):
                     if batch := [p for p in proposed[chunk:chunk + 500] if p is not None]:
                         self._offer_many(batch)
+                for entry in found:
+                    if entry["kind"] == "finding" and role != "anchor" and person in people:
+                        self._finding(entry, person)
             else:
                 self._screen([e for e in found if e["kind"] == "message"])
             state.put(self.st, key, hwm, now)
@@ -285,6 +288,13 @@ class Gate:
             self._owners = items.obligation_owners(self.index)
         owner, _ = items.owner_of(self.index, repo, list(c.files), list(c.about), fallback, self._owners)
         return c, owner if owner in people else person
+
+    def _finding(self, entry: dict[str, Any], person: str) -> None:
+        """A machine's outbound-screening finding (:mod:`gitive.daemon.findings`): a floor for that machine's
+        own person, never anyone else's, so a machine that forges one interrupts only its own person."""
+        c = floors.outbound_finding(entry, person)
+        if c is not None:
+            self.offer_candidate(c, person)
 
     def _screen(self, messages: list[dict[str, Any]]) -> None:
         machines = {m: p for m, p in self.index.execute("SELECT machine, person FROM members WHERE active = 1")}
