@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -10,7 +12,7 @@ import pygit2
 import pytest
 from hypothesis import HealthCheck, settings
 
-from testing import fixtures
+from testing import fixtures, teams
 
 settings.register_profile(
     "gitive",
@@ -61,6 +63,23 @@ def gitive_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # The tests of the budget itself (tests/capture/test_budget.py) run with the default.
     monkeypatch.setenv("GITIVE_HOOK_BUDGET_MS", "3000")
     return home
+
+
+@pytest.fixture(scope="session")
+def team_place(hermetic_git: Path) -> Iterator[teams.Place]:
+    """This test process's fixed place for teams built once and restored per test (``testing.teams``)."""
+    root = Path(tempfile.mkdtemp(prefix="gvl-", dir="/tmp"))  # short: sockets under it stay within 108 bytes
+    try:
+        yield teams.Place(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def place(team_place: teams.Place) -> teams.Place:
+    """The fixed place, emptied for this test; a team fixture then restores its team into ``place.live``."""
+    team_place.fresh()
+    return team_place
 
 
 @pytest.fixture
