@@ -142,3 +142,19 @@ def git_daemon(tmp_path: Path) -> Iterator[fixtures.GitDaemon]:
 def run_git() -> Callable[..., str]:
     """``run_git(args, cwd)``: run git with the hermetic environment and return stdout."""
     return fixtures.run_git
+
+
+_SLOW_LIST = Path(__file__).with_name("slow.txt")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark ``slow`` what ``tests/slow.txt`` (measured by ``testing.slowest``) lists: a folder (ending in
+    ``/``), a file or a test function. ``make test-fast`` deselects them; ``make test`` runs everything."""
+    lines = _SLOW_LIST.read_text().splitlines() if _SLOW_LIST.exists() else []
+    listed = {ln.strip() for ln in lines if ln.strip() and not ln.startswith("#")}
+    folders = tuple(ln for ln in listed if ln.endswith("/"))
+    for item in items:
+        function = item.nodeid.split("[", 1)[0]
+        path = function.split("::", 1)[0]
+        if function in listed or path in listed or path.startswith(folders):
+            item.add_marker(pytest.mark.slow)
