@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo demo-load lint bench clean
+.PHONY: test test-fast demo demo-load lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,12 @@ test: $(STAMP)
 	$(BIN)/ruff check gitive tests testing benchmarks examples
 	$(BIN)/lint-imports --no-logo
 	$(BIN)/python -m pytest -q -n auto
+
+# The development loop: everything but the tests tests/slow.txt lists (measured: a second or more each).
+test-fast: $(STAMP)
+	$(BIN)/ruff check gitive tests testing benchmarks examples
+	$(BIN)/lint-imports --no-logo
+	$(BIN)/python -m pytest -q -n auto -m "not slow"
 
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py

@@ -166,6 +166,12 @@ class Fleet:
         clone = fixtures.clone(remote, self.base / "clones" / name)
         return Machine(name, home, clone)
 
+    def known(self, name: str) -> Machine:
+        """The machine ``name`` this fleet already has (a restored team's), without cloning anything."""
+        home, clone = self.base / "homes" / name, self.base / "clones" / name
+        assert home.is_dir() and clone.is_dir(), f"no machine {name} under {self.base}"
+        return Machine(name, home, clone)
+
     def found(self, machine: Machine, person: str) -> Machine:
         machine.decided("init", "--person", person, "--machine", machine.name)
         machine.ok("sync")

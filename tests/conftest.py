@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -10,7 +12,7 @@ import pygit2
 import pytest
 from hypothesis import HealthCheck, settings
 
-from testing import fixtures
+from testing import fixtures, teams
 
 settings.register_profile(
     "gitive",
@@ -61,6 +63,23 @@ def gitive_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # The tests of the budget itself (tests/capture/test_budget.py) run with the default.
     monkeypatch.setenv("GITIVE_HOOK_BUDGET_MS", "3000")
     return home
+
+
+@pytest.fixture(scope="session")
+def team_place(hermetic_git: Path) -> Iterator[teams.Place]:
+    """This test process's fixed place for teams built once and restored per test (``testing.teams``)."""
+    root = Path(tempfile.mkdtemp(prefix="gvl-", dir="/tmp"))  # short: sockets under it stay within 108 bytes
+    try:
+        yield teams.Place(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def place(team_place: teams.Place) -> teams.Place:
+    """The fixed place, emptied for this test; a team fixture then restores its team into ``place.live``."""
+    team_place.fresh()
+    return team_place
 
 
 @pytest.fixture
@@ -123,3 +142,19 @@ def git_daemon(tmp_path: Path) -> Iterator[fixtures.GitDaemon]:
 def run_git() -> Callable[..., str]:
     """``run_git(args, cwd)``: run git with the hermetic environment and return stdout."""
     return fixtures.run_git
+
+
+_SLOW_LIST = Path(__file__).with_name("slow.txt")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark ``slow`` what ``tests/slow.txt`` (measured by ``testing.slowest``) lists: a folder (ending in
+    ``/``), a file or a test function. ``make test-fast`` deselects them; ``make test`` runs everything."""
+    lines = _SLOW_LIST.read_text().splitlines() if _SLOW_LIST.exists() else []
+    listed = {ln.strip() for ln in lines if ln.strip() and not ln.startswith("#")}
+    folders = tuple(ln for ln in listed if ln.endswith("/"))
+    for item in items:
+        function = item.nodeid.split("[", 1)[0]
+        path = function.split("::", 1)[0]
+        if function in listed or path in listed or path.startswith(folders):
+            item.add_marker(pytest.mark.slow)

@@ -147,19 +147,10 @@ def prefs_set(
     with opened as (conn, _):
         person = gestures.person_here(conn, hive.me)
         old = prefs_mod.current(conn, person, hive.team_id)
-        changes: dict[str, Any] = {}
-        if quiet is not None:
-            changes["quiet"] = prefs_mod.parse_quiet(quiet)
-        for name, value in (("tz", tz), ("budget", budget), ("share", share), ("alarms", alarms),
-                            ("digest_at", digest_at)):
-            if value is not None:
-                changes[name] = value
-        for name, value in (("channel", channel), ("alarm_channel", alarm_channel)):
-            if value is not None:
-                changes[name] = tuple(dict.fromkeys(v.strip() for v in value.split(",") if v.strip()))
-        changes["muted_sources"] = tuple(m for m in dict.fromkeys((*old.muted_sources, *mute_source))
-                                         if m not in unmute_source)
-        changes["muted_kinds"] = tuple(m for m in dict.fromkeys((*old.muted_kinds, *mute_kind)) if m not in unmute_kind)
+        changes = _changes(old, quiet, {"tz": tz, "budget": budget, "share": share, "alarms": alarms,
+                                        "digest_at": digest_at},
+                           {"channel": channel, "alarm_channel": alarm_channel},
+                           (mute_source, unmute_source), (mute_kind, unmute_kind))
         new = replace(old, **changes, _zone=None)
         prefs_mod.check(new)  # every value checked before anything is asked or written
         signer = _unlock(conn, hive, "to set your gate preferences", passphrase_stdin)
@@ -174,6 +165,24 @@ def prefs_set(
         console.print("Preferences set; the anchor applies them from its next tick.")
         _show_prefs(written)
     return 0
+
+
+def _changes(old: Any, quiet: str | None, scalars: dict[str, Any], channels: dict[str, str | None],
+             sources: tuple[list[str], list[str]], kinds: tuple[list[str], list[str]]) -> dict[str, Any]:
+    """The fields ``prefs set`` changes: what was given (channels split on commas), mutes added and undone."""
+    from gitive.anchor.gate import prefs as prefs_mod
+
+    changes: dict[str, Any] = {k: v for k, v in scalars.items() if v is not None}
+    if quiet is not None:
+        changes["quiet"] = prefs_mod.parse_quiet(quiet)
+    for name, value in channels.items():
+        if value is not None:
+            changes[name] = tuple(dict.fromkeys(v.strip() for v in value.split(",") if v.strip()))
+    (mute_source, unmute_source), (mute_kind, unmute_kind) = sources, kinds
+    changes["muted_sources"] = tuple(m for m in dict.fromkeys((*old.muted_sources, *mute_source))
+                                     if m not in unmute_source)
+    changes["muted_kinds"] = tuple(m for m in dict.fromkeys((*old.muted_kinds, *mute_kind)) if m not in unmute_kind)
+    return changes
 
 
 def _share(hive: Any) -> None:

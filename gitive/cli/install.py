@@ -73,6 +73,12 @@ def install(
         _print_service_install(unit)
     if report is None:
         return 0
+    _print_install(report)
+    return 0
+
+
+def _print_install(report: Any) -> None:
+    """The files written, the git hooks (and the existing hooks they run first) and the steps left."""
     _print_files(report.files, {"written": "wrote", "unchanged": "already in place"})
     if report.git_hooks is not None:
         for hook, path in report.git_hooks["hooks"].items():
@@ -81,7 +87,6 @@ def install(
                                                         if kept else ""))
     for step in report.steps:
         console.print(f"[yellow]next step:[/] {step}")
-    return 0
 
 
 def uninstall(

@@ -118,8 +118,6 @@ def handoff(
 
     Example: gitive handoff --to anchor --test 'pytest tests/test_auth.py'
     """
-    from pathlib import Path
-
     from gitive.capture import handoff as briefs
     from gitive.core.clock import now_ms
     from gitive.core.home import gitive_home
@@ -127,24 +125,8 @@ def handoff(
     from gitive.team.hive import open_hive
 
     if listing:
-        found = briefs.sessions()
-        if as_json:
-            emit_json({"sessions": found})
-        for s in found[:20] if not as_json else []:
-            console.print(f"{s['id']:<40} {s['harness'] or '?':<8} {s['cwd'] or ''}")
-        return 0
-    if brief_file:
-        # a brief sent again (edited or not) keeps one marker, naming its session, not the file it was kept in
-        text, earlier = briefs.strip_marker(Path(brief_file).read_text(encoding="utf-8"))
-        text = briefs.scrub_detected(text)
-        source = session or (earlier["session"] if earlier else Path(brief_file).stem)
-    else:
-        latest = briefs.sessions()
-        source = session or (latest[0]["id"] if latest else "")
-        if not source:
-            raise GitiveError("this machine's event log has no session yet (install the harness hooks: "
-                              "`gitive install`)")
-        text = briefs.brief(source)
+        return _list_sessions(as_json)
+    text, source = _brief_text(brief_file, session)
     hive = open_hive()
     now = now_ms()
     body, marker = briefs.with_marker(text, hive.key, hive.team_id, source, now)
@@ -152,6 +134,7 @@ def handoff(
         raise GitiveError(f"the brief is {len(body.encode()):,} bytes, over 48 KiB: shorten it and pass --brief")
     path = briefs.write_local(body, gitive_home() / "handoffs", f"{now}-{marker['brief'][:8]}")
     out: dict[str, Any] = {"path": str(path), "bytes": len(body.encode()), "session": source}
+    ahead = False
     if to == "anchor":
         done, ahead, synced = _hand_task(body, test, worker, None, None, budget, None, None, False,
                                          {"kind": "handoff", "ref": marker["brief"]}, marker)
@@ -161,14 +144,51 @@ def handoff(
     if as_json:
         emit_json(out)
         return 0
-    console.print(f"brief of {source}: {path} ({out['bytes']:,} bytes, kept on this machine)")
+    _say_handoff(out, to, ahead)
+    return 0
+
+
+def _list_sessions(as_json: bool) -> int:
+    """``gitive handoff --list``: the sessions this machine's event log has (20 newest when printed)."""
+    from gitive.capture import handoff as briefs
+
+    found = briefs.sessions()
+    if as_json:
+        emit_json({"sessions": found})
+        return 0
+    for s in found[:20]:
+        console.print(f"{s['id']:<40} {s['harness'] or '?':<8} {s['cwd'] or ''}")
+    return 0
+
+
+def _brief_text(brief_file: str | None, session: str | None) -> tuple[str, str]:
+    """The brief to send and the session it is of: a kept brief re-read and re-scrubbed, or a new one."""
+    from pathlib import Path
+
+    from gitive.capture import handoff as briefs
+    from gitive.errors import GitiveError
+
+    if brief_file:
+        # a brief sent again (edited or not) keeps one marker, naming its session, not the file it was kept in
+        text, earlier = briefs.strip_marker(Path(brief_file).read_text(encoding="utf-8"))
+        source = session or (earlier["session"] if earlier else Path(brief_file).stem)
+        return briefs.scrub_detected(text), source
+    latest = briefs.sessions()
+    source = session or (latest[0]["id"] if latest else "")
+    if not source:
+        raise GitiveError("this machine's event log has no session yet (install the harness hooks: "
+                          "`gitive install`)")
+    return briefs.brief(source), source
+
+
+def _say_handoff(out: dict[str, Any], to: str | None, ahead: bool) -> None:
+    console.print(f"brief of {out['session']}: {out['path']} ({out['bytes']:,} bytes, kept on this machine)")
     if to == "anchor":
         _say_handed(out["task"], ahead, out["synced"], False)
     elif to:
         console.print(f"sent to {to} as message {out['message']['id']}")
     else:
         console.print("nothing sent: read it, then `gitive handoff --brief PATH --to anchor|person/session`")
-    return 0
 
 
 def _send(to: str, body: str) -> dict[str, Any]:

@@ -69,57 +69,81 @@ def prepared(
 
     Example: gitive review prepared 3f1c9a0b --approve --note "matches the bug report"
     """
-    from gitive.anchor.prepared import reviewing, tasks
-    from gitive.errors import GitiveError
-    from gitive.index import deciding
     from gitive.index import sync as syncing
     from gitive.index.refresh import fresh_index
     from gitive.lessons import gate
     from gitive.team.hive import open_hive
-    from gitive.team.projects import project_id
 
-    given = [c for c, on in (("approve", approve), ("edit", edit is not None), ("skip", skip)) if on]
-    if len(given) > 1:
-        raise GitiveError("give one of --approve, --edit and --skip")
-    if given and task is None:
-        raise GitiveError(f"--{given[0]} answers one task: name it (`gitive review prepared` lists them)")
+    given = _one_answer(task, approve=approve, edit=edit is not None, skip=skip)
     gate.require_person("reviewing prepared work", scripted=stdin)
     hive = open_hive()
     syncing.run(hive)
     done: list[dict[str, Any]] = []
     with fresh_index(hive) as (conn, _):
-        person, _ = deciding.me_as_member(conn, hive.me)
-        found = reviewing.waiting(conn, person, project_id(hive.project), everything=task is not None)
-        if task is not None:
-            wanted = tasks.resolve(conn, task)["id"]
-            found = [w for w in found if w.task["id"] == wanted]
-            if not found:
-                raise GitiveError(f"task {wanted[:12]} has no draft waiting for review")
-        found = [w for w in found if task is not None or not w.answered]
+        found = _waiting(hive, conn, task)
         if not found:
             console.print("no drafts waiting for you")
             return 0
         for w in found:
-            reviewing.fetch(hive, w.draft)
-            if not as_json:
-                _show(hive, w)
-            choice = given[0] if given else _ask()
-            if choice == "quit":
+            answer = _review_one(hive, conn, w, given, note, edit, stdin, as_json)
+            if answer == "quit":
                 break
-            if choice == "later":
-                continue
-            answer = _answer(hive, conn, w, choice, note if given else _note(choice), edit if given else
-                             (typer.prompt("your commit over the draft", default="HEAD") if choice == "edit" else None),
-                             stdin, asked=not stdin)
             if answer:
                 done.append(answer)
-                if not as_json:
-                    console.print(f"{answer['answer']} signed for {w.task['id'][:12]}; the anchor sees it after "
-                                  "the next sync")
     syncing.run(hive)
     if as_json:
         emit_json({"answers": done})
     return 0
+
+
+def _one_answer(task: str | None, **flags: bool) -> str | None:
+    """The one answer given on the command line (``approve``, ``edit``, ``skip``), or None to ask for each."""
+    from gitive.errors import GitiveError
+
+    given = [c for c, on in flags.items() if on]
+    if len(given) > 1:
+        raise GitiveError("give one of --approve, --edit and --skip")
+    if given and task is None:
+        raise GitiveError(f"--{given[0]} answers one task: name it (`gitive review prepared` lists them)")
+    return given[0] if given else None
+
+
+def _waiting(hive: Any, conn: Any, task: str | None) -> list[Any]:
+    """The drafts waiting for this person: the named task's, or every unanswered one."""
+    from gitive.anchor.prepared import reviewing, tasks
+    from gitive.errors import GitiveError
+    from gitive.index import deciding
+    from gitive.team.projects import project_id
+
+    person, _ = deciding.me_as_member(conn, hive.me)
+    found = reviewing.waiting(conn, person, project_id(hive.project), everything=task is not None)
+    if task is not None:
+        wanted = tasks.resolve(conn, task)["id"]
+        found = [w for w in found if w.task["id"] == wanted]
+        if not found:
+            raise GitiveError(f"task {wanted[:12]} has no draft waiting for review")
+    return [w for w in found if task is not None or not w.answered]
+
+
+def _review_one(hive: Any, conn: Any, w: Any, given: str | None, note: str, edit: str | None, stdin: bool,
+                as_json: bool) -> dict[str, Any] | str | None:
+    """Show one draft and sign the answer given or asked for: what was signed, None (later, or nothing
+    signed) or ``"quit"``."""
+    from gitive.anchor.prepared import reviewing
+
+    reviewing.fetch(hive, w.draft)
+    if not as_json:
+        _show(hive, w)
+    choice = given or _ask()
+    if choice in ("quit", "later"):
+        return "quit" if choice == "quit" else None
+    commit = edit if given else (typer.prompt("your commit over the draft", default="HEAD")
+                                 if choice == "edit" else None)
+    answer = _answer(hive, conn, w, choice, note if given else _note(choice), commit, stdin, asked=not stdin)
+    if answer and not as_json:
+        console.print(f"{answer['answer']} signed for {w.task['id'][:12]}; the anchor sees it after "
+                      "the next sync")
+    return answer
 
 
 def _ask() -> str:

@@ -97,45 +97,9 @@ def run(interval: float = 30.0, repo: str | None = None) -> int:
     flags: dict[str, Any] = {}
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda *_: (stop.set(), wake.set()))
-    events.events_dir().mkdir(parents=True, exist_ok=True)
-    repos = service.repo_hives().values()
-    watched = [events.events_dir(), *dict.fromkeys([*[Path(h.store.path).resolve() / "refs" for h in repos],
-                                                    *[h.common_dir.resolve() / "refs" for h in repos]])]
-    watcher = threading.Thread(target=_watch, args=(watched, stop, wake, flags), name="gitive-watch", daemon=True)
-    watcher.start()
-    service.prepare_repos()  # the cards and file matches before the first hook asks
-    beating = threading.Thread(target=_beat, args=(stop,), name="gitive-heartbeat", daemon=True)
-    beating.start()
-    last_presence, last_discover, last_probe = 0.0, now_ms(), 0.0
-    last_learn = time.monotonic() - schedule.EVERY_S + 60  # the first quiet pass a minute after start
+    beating = _start_watching(service, stop, wake, flags)
     try:
-        while not stop.is_set():
-            now = time.monotonic()
-            last_learn = schedule.tick(last_learn)
-            if flags.pop("events", False) or now - last_presence >= PRESENCE_EVERY_S:
-                service.discover(last_discover - 60_000)
-                last_discover = now_ms()
-                service.refresh_presence()
-                last_presence = now
-            if changed := flags.pop("refs", None):
-                time.sleep(LOCAL_CHANGE_SYNC_S)  # let a burst of local writes finish, then push them
-                changed |= flags.pop("refs", set())
-                stores = None if "*" in changed else {str(Path(c).resolve()) for c in changed}
-                service.sync(only_due=False, stores=stores)
-                last_probe = time.monotonic()  # that sync fetched too
-            elif service.sync_due():
-                service.sync()
-                last_probe = time.monotonic()
-            elif service.live_sessions and now - last_probe >= PROBE_EVERY_S:
-                last_probe = now
-                moved = service.probe()
-                if moved:
-                    service.sync(only_due=False, stores=set(moved))
-            pause = min(PRESENCE_EVERY_S, interval)
-            if service.live_sessions:
-                pause = max(0.05, min(pause, last_probe + PROBE_EVERY_S - time.monotonic()))
-            wake.wait(timeout=pause)
-            wake.clear()
+        _loop(service, interval, stop, wake, flags)
     finally:
         stop.set()
         beating.join(timeout=2)
@@ -146,3 +110,53 @@ def run(interval: float = 30.0, repo: str | None = None) -> int:
         lock.truncate()  # no stale pid for `gitive daemon stop` to signal later
         lock.close()
     return 0
+
+
+def _start_watching(service: Service, stop: threading.Event, wake: threading.Event,
+                    flags: dict[str, Any]) -> threading.Thread:
+    """Watch the event logs and every store's refs, prepare the hooks' answers, and start the heartbeat
+    (returned, to be joined at exit)."""
+    events.events_dir().mkdir(parents=True, exist_ok=True)
+    repos = service.repo_hives().values()
+    watched = [events.events_dir(), *dict.fromkeys([*[Path(h.store.path).resolve() / "refs" for h in repos],
+                                                    *[h.common_dir.resolve() / "refs" for h in repos]])]
+    watcher = threading.Thread(target=_watch, args=(watched, stop, wake, flags), name="gitive-watch", daemon=True)
+    watcher.start()
+    service.prepare_repos()  # the cards and file matches before the first hook asks
+    beating = threading.Thread(target=_beat, args=(stop,), name="gitive-heartbeat", daemon=True)
+    beating.start()
+    return beating
+
+
+def _loop(service: Service, interval: float, stop: threading.Event, wake: threading.Event,
+          flags: dict[str, Any]) -> None:
+    """Until stopped: presence and discovery, a sync after local writes or when due, probes for live sessions."""
+    last_presence, last_discover, last_probe = 0.0, now_ms(), 0.0
+    last_learn = time.monotonic() - schedule.EVERY_S + 60  # the first quiet pass a minute after start
+    while not stop.is_set():
+        now = time.monotonic()
+        last_learn = schedule.tick(last_learn)
+        if flags.pop("events", False) or now - last_presence >= PRESENCE_EVERY_S:
+            service.discover(last_discover - 60_000)
+            last_discover = now_ms()
+            service.refresh_presence()
+            last_presence = now
+        if changed := flags.pop("refs", None):
+            time.sleep(LOCAL_CHANGE_SYNC_S)  # let a burst of local writes finish, then push them
+            changed |= flags.pop("refs", set())
+            stores = None if "*" in changed else {str(Path(c).resolve()) for c in changed}
+            service.sync(only_due=False, stores=stores)
+            last_probe = time.monotonic()  # that sync fetched too
+        elif service.sync_due():
+            service.sync()
+            last_probe = time.monotonic()
+        elif service.live_sessions and now - last_probe >= PROBE_EVERY_S:
+            last_probe = now
+            moved = service.probe()
+            if moved:
+                service.sync(only_due=False, stores=set(moved))
+        pause = min(PRESENCE_EVERY_S, interval)
+        if service.live_sessions:
+            pause = max(0.05, min(pause, last_probe + PROBE_EVERY_S - time.monotonic()))
+        wake.wait(timeout=pause)
+        wake.clear()

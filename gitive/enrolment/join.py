@@ -20,9 +20,13 @@ from gitive.team import invites, registry
 from gitive.team.hive import KEY_TEAM
 
 if TYPE_CHECKING:
+    from gitive.core.keys import SigningKey
     from gitive.core.personkey import Signer
+    from gitive.team.hive import Hive
 
 
+_ATTACH_INSTEAD = ("this machine is already a member of this team: run `gitive attach` here (or "
+                   "`gitive join` without a code) to add this clone; no invite is needed")
 _SECOND_MACHINE = ("{person} already has a person key: on {person}'s other machine run `gitive person export "
                    "FILE`, here `gitive person import FILE`, then join again")
 
@@ -59,67 +63,105 @@ def join(path: Path | str | None, code_text: str, person: str | None, machine_na
     Raises:
         InviteError, RemoteError, GitiveError: with what is wrong and what to do.
     """
+    already = _precheck(path, code_text, person, machine_name)
+    hive, code = ops.join_hive(path, code_text, team_remote)
+    index_existed = hive.index_path.exists()
+    try:
+        admitted = _admit(hive, code, person, already, person_key)
+    except BaseException:
+        _undo(hive, already, index_existed)
+        raise
+    _write_entries(hive, code, admitted, machine_name)
+    name = _confirm(hive, admitted.machine)
+    registry.record(hive.team_id, founder=hive.founder, store=hive.store_dir, repo=hive.common_dir, name=name,
+                    person=admitted.person)
+    report = syncing.run(hive)
+    return Joined(hive.team_id, admitted.machine, admitted.person, admitted.created, report)
+
+
+class _Admitted(NamedTuple):
+    """What checking the invite settled: this machine's key and id, the person, role and person key."""
+
+    key: SigningKey
+    created: bool
+    machine: str
+    person: str
+    role: str | None
+    signer: Signer | None
+
+
+def _precheck(path: Path | str | None, code_text: str, person: str | None, machine_name: str) -> bool:
+    """Check names and the code before anything is configured; whether this clone is already in the team."""
     if person is not None:
         ops.check_name(person, "person name")
     ops.check_name(machine_name, "machine name")
     parsed = invites.parse(code_text)  # a bad code fails before anything is configured
     already = repos.config_get(repos.open_repo(path), KEY_TEAM) == parsed.team_id
     if not already and _active_elsewhere(parsed.team_id):
-        raise GitiveError("this machine is already a member of this team: run `gitive attach` here (or "
-                          "`gitive join` without a code) to add this clone; no invite is needed")
-    hive, code = ops.join_hive(path, code_text, team_remote)
-    index_existed = hive.index_path.exists()
-    try:
-        fetched = syncing.run(hive, push=False)
-        if fetched.unreachable:
-            raise GitiveError(next(iter(fetched.unreachable.values())))
-        key, created = load_or_create_key()
-        me = machine_id(key)
-        with fresh_index(hive) as (conn, _):
-            member = conn.execute("SELECT active FROM members WHERE machine = ?", (me,)).fetchone()
-            if member and member[0]:
-                if already:
-                    raise GitiveError("this machine is already a member of the team; see `gitive team`")
-                raise GitiveError("this machine is already a member of this team: run `gitive attach` here (or "
-                                  "`gitive join` without a code) to add this clone; no invite is needed")
-            role = anchors.invite_role(conn, code.invite_id)
-            if person is None and role != anchors.ANCHOR_ROLE:
-                raise GitiveError("say who you are: gitive join CODE --person NAME")
-            person = person or anchors.ANCHOR_PERSON
-            anchors.check_person_name(person, role)
-            ops.check_invite(conn, code, me, person)
-            signer = None
-            if role != anchors.ANCHOR_ROLE:
-                if deciding.registered_keys(conn, person) and not personkey.exists():
-                    raise NotAllowed(_SECOND_MACHINE.format(person=person))  # before a key is made for nothing
-                signer = person_key()
-                _check_key(conn, person, signer)
-    except BaseException:
-        if not already:  # only undo what this call configured: a clone already in the team stays as it was
-            ops.unjoin(hive)
-        if not index_existed:
-            for suffix in ("", "-wal", "-shm"):
-                hive.index_path.with_name(hive.index_path.name + suffix).unlink(missing_ok=True)
-        raise
+        raise GitiveError(_ATTACH_INSTEAD)
+    return already
+
+
+def _admit(hive: Hive, code: invites.InviteCode, person: str | None, already: bool,
+           person_key: Callable[[], Signer]) -> _Admitted:
+    """Fetch the roster and check the invite against it (nothing is written here)."""
+    fetched = syncing.run(hive, push=False)
+    if fetched.unreachable:
+        raise GitiveError(next(iter(fetched.unreachable.values())))
+    key, created = load_or_create_key()
+    me = machine_id(key)
+    with fresh_index(hive) as (conn, _):
+        member = conn.execute("SELECT active FROM members WHERE machine = ?", (me,)).fetchone()
+        if member and member[0]:
+            if already:
+                raise GitiveError("this machine is already a member of the team; see `gitive team`")
+            raise GitiveError(_ATTACH_INSTEAD)
+        role = anchors.invite_role(conn, code.invite_id)
+        if person is None and role != anchors.ANCHOR_ROLE:
+            raise GitiveError("say who you are: gitive join CODE --person NAME")
+        person = person or anchors.ANCHOR_PERSON
+        anchors.check_person_name(person, role)
+        ops.check_invite(conn, code, me, person)
+        signer = None
+        if role != anchors.ANCHOR_ROLE:
+            if deciding.registered_keys(conn, person) and not personkey.exists():
+                raise NotAllowed(_SECOND_MACHINE.format(person=person))  # before a key is made for nothing
+            signer = person_key()
+            _check_key(conn, person, signer)
+    return _Admitted(key, created, me, person, role, signer)
+
+
+def _undo(hive: Hive, already: bool, index_existed: bool) -> None:
+    """Undo what a failed join configured: a clone already in the team stays as it was."""
+    if not already:
+        ops.unjoin(hive)
+    if not index_existed:
+        for suffix in ("", "-wal", "-shm"):
+            hive.index_path.with_name(hive.index_path.name + suffix).unlink(missing_ok=True)
+
+
+def _write_entries(hive: Hive, code: invites.InviteCode, admitted: _Admitted, machine_name: str) -> None:
+    """The join entry (gestured by the person key, unless this is the anchor), then the person key's."""
+    me, person, signer = admitted.machine, admitted.person, admitted.signer
     admission = {"via": "invite", "invite": code.invite_id, "proof": invites.prove(code, me, person)}
     emails = ops.git_emails(hive.project, [])
-    record = ops.member_record(me, person, machine_name, emails, admission, role=role or "member")
+    record = ops.member_record(me, person, machine_name, emails, admission, role=admitted.role or "member")
     if signer is not None:
         record = gesture.sign(signer, hive.team_id, me, record)
-    logs.append(hive.store, key, hive.team_id, "roster", ops.TEAM_SCOPE, record)
+    logs.append(hive.store, admitted.key, hive.team_id, "roster", ops.TEAM_SCOPE, record)
     if signer is not None:
-        logs.append(hive.store, key, hive.team_id, "roster", ops.TEAM_SCOPE,
+        logs.append(hive.store, admitted.key, hive.team_id, "roster", ops.TEAM_SCOPE,
                     ops.person_key_record(hive.team_id, me, person, signer))
+
+
+def _confirm(hive: Hive, me: str) -> str | None:
+    """Check the roster now admits this machine and make it a member here; the team's name."""
     with fresh_index(hive) as (conn, _):
         if not conn.execute("SELECT 1 FROM members WHERE machine = ? AND active = 1", (me,)).fetchone():
             raise NoTeam("the join entry was written but the roster does not admit this machine; "
                          "run `gitive doctor` to see why")
         membership.ensure_member(hive, conn)
-        name = _team_name(conn, hive.founder)
-    registry.record(hive.team_id, founder=hive.founder, store=hive.store_dir, repo=hive.common_dir, name=name,
-                    person=person)
-    report = syncing.run(hive)
-    return Joined(hive.team_id, me, person, created, report)
+        return _team_name(conn, hive.founder)
 
 
 class Attached(NamedTuple):

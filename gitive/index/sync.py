@@ -112,10 +112,22 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
     report = SyncReport(team={"id": hive.team_id})
     started, before = now_ms(), sync_history.newest_entry(hive)
     previous = sync_history.last_round(hive)
-    delays: list[int] = []
-    reached: list[tuple[Any, str]] = []
     if only is not None and not any(only in repos.remotes(r) for r in hive.shared_stores()):
         raise RemoteError(f"no remote named {only!r}; see `git remote -v`")
+    reached = _fetch_all(hive, only, report)
+    delays, machines = _ingest(hive, report, progress, push, before, previous)
+    if push:
+        _push_all(hive, reached, machines, report)
+    _remember(hive, report, push)
+    for repo in hive.stores():  # the personal store too: its bodies are rewritten like any other
+        report.packed |= maintenance.upkeep(repo).packed
+    _history(hive, report, started, delays)
+    return report
+
+
+def _fetch_all(hive: Hive, only: str | None, report: SyncReport) -> list[tuple[Any, str]]:
+    """Fetch every sync remote of every shared store (or only ``only``); the (store, remote) pairs reached."""
+    reached: list[tuple[Any, str]] = []
     for repo in hive.shared_stores():
         sync.migrate_config(repo)
         names = sync.sync_remotes(repo)
@@ -133,6 +145,13 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
                 reached.append((repo, remote))
             except RemoteError as exc:
                 report.unreachable[remote] = str(exc)
+    return reached
+
+
+def _ingest(hive: Hive, report: SyncReport, progress: ingest.Progress | None, push: bool, before: int,
+            previous: dict[str, Any] | None) -> tuple[list[int], list[str]]:
+    """Bring the index up to date with what was fetched; the arrival delays and the roster's machines."""
+    delays: list[int] = []
     with fresh_index(hive, progress) as (conn, ingested):
         report.received = ingested.received
         report.problems = ingested.problems
@@ -142,35 +161,39 @@ def run(hive: Hive, *, push: bool = True, progress: ingest.Progress | None = Non
             conn.execute("COMMIT")
         if previous is not None:
             delays = sync_history.arrival_delays(conn, before, _me(hive), previous["at"], now_ms())
-        if push and not hive.removed and _me(hive) is not None:
-            # A machine that joined a sealed scope gets its keys (and so its history) from one that has them.
-            report.resealed = scopes.reseal(hive, conn, _sealed_scopes(hive, conn))
         if push:
-            # A lesson retracted by its reviewer or owner: the author's machine drops the body it serves.
-            # The machine key, not the shared-record writer: a removed machine still honours retractions.
-            report.dropped = drop_own_bodies(hive.stores(), hive.machine_key, hive.team_id, hive.me, conn=conn)
-            # Another clone with this key may have pushed a newer version of our store: go above it.
-            reconciled = sum(bodies.reconcile(repo, hive.machine_key, hive.team_id) for repo in hive.shared_stores())
-            if report.dropped or reconciled:
-                catch_up(hive, conn)  # the pins follow, so the dropped bodies are unreachable here too
+            _before_push(hive, conn, report)
         machines = [row[0] for row in conn.execute("SELECT machine FROM members ORDER BY machine")]
-    if push:
-        me = hive.me
-        for repo, remote in reached:
-            try:
-                result = sync.push(repo, remote, me, team_id=hive.team_id, signers=machines)
-            except RemoteError as exc:
-                report.unreachable[remote] = str(exc)
-                continue
-            report.pushed[remote] = result.pushed
-            report.rejected += [(remote, ref, why) for ref, why in result.rejected]
-            if result.replaced:
-                _record_replaced(hive, remote, result.replaced, report)
-    _remember(hive, report, push)
-    for repo in hive.stores():  # the personal store too: its bodies are rewritten like any other
-        report.packed |= maintenance.upkeep(repo).packed
-    _history(hive, report, started, delays)
-    return report
+    return delays, machines
+
+
+def _before_push(hive: Hive, conn: Any, report: SyncReport) -> None:
+    """Reseal scope keys, drop retracted bodies and go above another clone's push, before pushing."""
+    if not hive.removed and _me(hive) is not None:
+        # A machine that joined a sealed scope gets its keys (and so its history) from one that has them.
+        report.resealed = scopes.reseal(hive, conn, _sealed_scopes(hive, conn))
+    # A lesson retracted by its reviewer or owner: the author's machine drops the body it serves.
+    # The machine key, not the shared-record writer: a removed machine still honours retractions.
+    report.dropped = drop_own_bodies(hive.stores(), hive.machine_key, hive.team_id, hive.me, conn=conn)
+    # Another clone with this key may have pushed a newer version of our store: go above it.
+    reconciled = sum(bodies.reconcile(repo, hive.machine_key, hive.team_id) for repo in hive.shared_stores())
+    if report.dropped or reconciled:
+        catch_up(hive, conn)  # the pins follow, so the dropped bodies are unreachable here too
+
+
+def _push_all(hive: Hive, reached: list[tuple[Any, str]], machines: list[str], report: SyncReport) -> None:
+    """Push to every remote that was reached; refusals and lease replacements go into the report."""
+    me = hive.me
+    for repo, remote in reached:
+        try:
+            result = sync.push(repo, remote, me, team_id=hive.team_id, signers=machines)
+        except RemoteError as exc:
+            report.unreachable[remote] = str(exc)
+            continue
+        report.pushed[remote] = result.pushed
+        report.rejected += [(remote, ref, why) for ref, why in result.rejected]
+        if result.replaced:
+            _record_replaced(hive, remote, result.replaced, report)
 
 
 def _sealed_scopes(hive: Hive, conn: Any) -> list[tuple[Any, str, dict[str, Any]]]:

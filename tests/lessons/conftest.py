@@ -1,4 +1,9 @@
-"""Fixtures for lesson tests: a team of machines around a bare remote, sharing one project file to cite."""
+"""Fixtures for lesson tests: a team of machines around a bare remote, sharing one project file to cite.
+
+The machines and the remote live at this test process's fixed place (``testing.teams``), so ``trio`` and
+``founder`` are founded once per session and restored for each test, with the paths and ids a new founding
+would have.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +11,21 @@ from pathlib import Path
 
 import pytest
 
-from testing import fixtures
+from testing import fixtures, teams
 from testing.machines import Fleet, Machine
 
 PROTO = "api.proto"
 
 
 @pytest.fixture
-def fleet(tmp_path: Path) -> Fleet:
-    return Fleet(tmp_path / "fleet")
+def fleet(place: teams.Place) -> Fleet:
+    return Fleet(place.live / teams.FLEET)
+
+
+@pytest.fixture
+def bare_remote(place: teams.Place) -> Path:
+    """An empty ``git init --bare`` repository (a remote reached by file path), at the fixed place."""
+    return place.remote()
 
 
 def share_file(machines: list[Machine], name: str = PROTO, content: str = "syntax = \"proto3\";\n",
@@ -28,17 +39,27 @@ def share_file(machines: list[Machine], name: str = PROTO, content: str = "synta
     return commit
 
 
+def _trio(live: Path) -> None:
+    fleet = Fleet(live / teams.FLEET)
+    remote = fixtures.init_bare(live / teams.REMOTE)
+    share_file(fleet.team(remote, ("alice", "a"), ("bob", "b"), ("carol", "c")))
+
+
+def _founder(live: Path) -> None:
+    fleet = Fleet(live / teams.FLEET)
+    remote = fixtures.init_bare(live / teams.REMOTE)
+    share_file([fleet.found(fleet.machine("a", remote), "alice")])
+
+
 @pytest.fixture
-def trio(fleet: Fleet, bare_remote: Path) -> list[Machine]:
+def trio(place: teams.Place, fleet: Fleet, bare_remote: Path) -> list[Machine]:
     """Machines A (alice, founder and project owner), B (bob) and C (carol), all synced, with ``api.proto``."""
-    machines = fleet.team(bare_remote, ("alice", "a"), ("bob", "b"), ("carol", "c"))
-    share_file(machines)
-    return machines
+    place.restore("lessons-trio", _trio)
+    return [fleet.known(name) for name in ("a", "b", "c")]
 
 
 @pytest.fixture
-def founder(fleet: Fleet, bare_remote: Path) -> Machine:
+def founder(place: teams.Place, fleet: Fleet, bare_remote: Path) -> Machine:
     """One machine: alice founded the team in her clone and owns the project; ``api.proto`` committed."""
-    alice = fleet.found(fleet.machine("a", bare_remote), "alice")
-    share_file([alice])
-    return alice
+    place.restore("lessons-founder", _founder)
+    return fleet.known("a")

@@ -1,0 +1,85 @@
+"""The suite's slow tests, measured: reads a pytest JUnit XML and prints the slowest tests, or the list that
+``tests/slow.txt`` holds (what ``make test-fast`` leaves out; ``make test`` and CI still run everything).
+
+    python -m pytest -q -n auto --junitxml=/tmp/suite.xml
+    python -m testing.slowest /tmp/suite.xml --top 20         # the table for a report
+    python -m testing.slowest /tmp/suite.xml --write tests/slow.txt
+
+A test is slow when one run of it (setup, call and teardown, as JUnit counts them) takes ``--threshold``
+seconds or more; a parametrized test is listed once, by its function. A file most of whose tests are slow is
+listed whole, so new tests there start in the slow set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from pathlib import Path
+from typing import NamedTuple
+
+HEADER = ("# Tests `make test-fast` leaves out (`-m 'not slow'`): one run takes a second or more.\n"
+          "# A line is a test (path::function), a whole file, or a folder ending in /.\n"
+          "# Regenerate from a full run: python -m testing.slowest SUITE.xml --write tests/slow.txt\n")
+
+
+class Timing(NamedTuple):
+    seconds: float
+    nodeid: str
+
+
+def timings(junit: Path) -> list[Timing]:
+    """Every test case of ``junit`` with its time, slowest first (node ids as pytest prints them)."""
+    found = []
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        module = case.get("classname", "")
+        parts = module.split(".")
+        # classname is "tests.pkg.test_mod" or "tests.pkg.test_mod.TestClass"
+        split = next((i for i in range(len(parts), 0, -1) if parts[i - 1].startswith("test_")), len(parts))
+        path = "/".join(parts[:split]) + ".py"
+        nodeid = "::".join([path, *parts[split:], case.get("name", "")])
+        found.append(Timing(float(case.get("time", "0") or 0), nodeid))
+    return sorted(found, reverse=True)
+
+
+def slow_lines(found: list[Timing], threshold: float) -> list[str]:
+    """The lines of ``tests/slow.txt``: slow tests by function, whole files where most tests are slow."""
+    per_file: dict[str, set[str]] = defaultdict(set)
+    slow: dict[str, set[str]] = defaultdict(set)
+    for t in found:
+        function = t.nodeid.split("[", 1)[0]
+        path = function.split("::", 1)[0]
+        per_file[path].add(function)
+        if t.seconds >= threshold:
+            slow[path].add(function)
+    lines = []
+    for path in sorted(slow):
+        if len(slow[path]) * 2 > len(per_file[path]):
+            lines.append(path)
+        else:
+            lines += sorted(slow[path])
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("junit", type=Path)
+    parser.add_argument("--top", type=int, default=0, help="print the N slowest tests")
+    parser.add_argument("--threshold", type=float, default=1.0, help="seconds that make a test slow")
+    parser.add_argument("--write", type=Path, help="write the slow list here")
+    args = parser.parse_args(argv)
+    found = timings(args.junit)
+    for t in found[:args.top]:
+        print(f"| {t.seconds:7.1f} s | `{t.nodeid}` |")
+    if args.write:
+        args.write.write_text(HEADER + "".join(line + "\n" for line in slow_lines(found, args.threshold)))
+    total = sum(t.seconds for t in found)
+    fast = sum(t.seconds for t in found if t.seconds < args.threshold)
+    print(f"{len(found)} tests, {total:.0f} s of test time; under {args.threshold} s each: "
+          f"{sum(t.seconds < args.threshold for t in found)} tests, {fast:.0f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
