@@ -298,6 +298,9 @@ def check_anchor_branches(repo: pygit2.Repository, updates: Iterable[Update], te
                                              "owner's edit is a person's commit over the draft"))
             continue
         why = pushcert.certified(env, cert, anchors, _raw(update)) if draft is not None else None
+        if why and cert is None and not config_get(repo, "receive.certNonceSeed"):
+            why += ("; this server asks for no certificate yet (installed before signed pushes): run "
+                    "`gitive server install-hook PATH --anchor <id>` again")
         if draft is not None and why:
             out.append(Rejection(update.ref, f"commit {str(draft.id)[:12]} is the anchor's draft, and {why}: "
                                              "a draft reaches a branch or tag only when the anchor lands it "

@@ -87,3 +87,25 @@ def test_the_machine_key_is_what_the_guard_trusts(team: AnchoredTeam, tmp_path: 
     team.alice.git("fetch", "--quiet", "origin", f"+{draft['branch']}:refs/remotes/origin/the-draft")
     with pushcert.signing_config(team.anchor.key, tmp_path) as stolen:
         assert _push(team.alice, *stolen, "push", "--signed", "origin", "refs/remotes/origin/the-draft:main")
+
+
+def test_a_guard_installed_before_signed_pushes_says_to_reinstall_and_then_lands(team: AnchoredTeam) -> None:
+    """The upgrade: a remote whose anchor option predates certificates (no nonce seed, no allowed signers) refuses
+    the anchor's landing with the fix in the message; installing again (idempotent) lets it land."""
+    team.alice.ok("server", "install-hook", str(team.remote), "--team", team.alice.team_id, "--anchor",
+                  team.anchor.id)
+    for key in ("receive.certNonceSeed", "gpg.ssh.allowedSignersFile"):
+        subprocess.run(["git", "config", "--unset", key], cwd=team.remote, check=True)
+    prep.buggy_project(team.alice)
+    task = prep.hand(team.alice)
+    tick = prep.ticker(team)
+    tick()
+    draft = prep.prepared_records(team.anchor)[-1]
+    team.alice.decided("review", "prepared", task["id"][:12], "--approve", "--json")
+    report = tick()
+    assert prep.prepared_records(team.anchor)[-1]["state"] == "drafted"
+    assert "install-hook" in str(report.problems), report.problems
+    team.alice.ok("server", "install-hook", str(team.remote), "--anchor", team.anchor.id)
+    tick()
+    assert prep.prepared_records(team.anchor)[-1]["state"] == "landed"
+    assert prep.remote_tip(team, "refs/heads/main") == draft["head"]
