@@ -225,12 +225,20 @@ def why(item: str = typer.Argument(..., help="Any id a surface shows (at least 6
     found["via"], found["account"] = resolved.via, now._asdict()
     if as_json:
         emit_json(found)
-        return 0
+    else:
+        _show_why(found)
+    return 0
+
+
+def _show_why(found: dict[str, Any]) -> None:
+    """``why`` in words: the item, where it stands now (its account), then every decision with its rule."""
+    from gitive.needs import account
+
     record = found["record"] or {}
-    via = f" (from its {resolved.via} id)" if resolved.via != "item" else ""
+    via = f" (from its {found['via']} id)" if found["via"] != "item" else ""
     console.print(f"item {found['item'][:12]}{via} for {record.get('owner', '?')}: "
                   f"{escape(record.get('title', '(no record here)'))}")
-    console.print(f"  now: {escape(now.words)}")
+    console.print(f"  now: {escape(found['account']['words'])}")
     if record:
         source = record.get("source") or {}
         console.print(f"  from {source.get('kind')} {source.get('ref', '')}, kind {record.get('kind')}, "
@@ -255,7 +263,6 @@ def why(item: str = typer.Argument(..., help="Any id a surface shows (at least 6
         console.print(f"  shown on this machine {_when(shown_here['shown_at'])} ({sessions})")
     elif shown_here:
         console.print("  on this machine: waiting for your next breakpoint")
-    return 0
 
 
 def _notice(told: dict[str, Any], as_json: bool) -> int:

@@ -77,3 +77,21 @@ def test_nothing_needs_bob_and_an_anchor_is_refused(needy: tuple[AnchoredTeam, d
     assert team.bob.ok("next").out.strip() == "nothing needs bob now"
     assert team.bob.json("next") == []
     one_line_error(team.anchor.run("next"), "anchor machine")
+
+
+def test_the_installed_command_prints_the_same_queue(needy: tuple[AnchoredTeam, dict[str, Any]]) -> None:
+    """``gitive next --json`` as a real process (the installed entry point, alice's home and clone)."""
+    import json
+    import os
+    import subprocess
+
+    from testing.ui import GITIVE
+
+    team, _ = needy
+    a = team.alice
+    result = subprocess.run([str(GITIVE), "next", "--json"], cwd=a.clone, env={**os.environ, "GITIVE_HOME": str(a.home)},
+                            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert result.returncode == 0, result.stderr
+    keep = ("kind", "id", "why", "act", "title", "item", "account", "state")
+    assert [{k: r[k] for k in keep} for r in json.loads(result.stdout)] == [
+        {k: r[k] for k in keep} for r in _rows(team)]
