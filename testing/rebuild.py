@@ -162,6 +162,15 @@ def _stats(conn: sqlite3.Connection) -> list[Any]:
     return conn.execute("SELECT lesson, citations, successes FROM lesson_stats ORDER BY 1").fetchall()
 
 
+def _search_terms(conn: sqlite3.Connection) -> list[Any]:
+    """(lesson, shown body, term) for every term the search index holds for a live row (issue 23: the
+    incremental index and a rebuild must agree on texts, the searchable ones included)."""
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lesson_terms_seen USING fts5vocab(main, lesson_fts, "
+                 "'instance')")
+    return conn.execute("SELECT DISTINCT t.lesson, t.body_hash, v.term FROM temp.lesson_terms_seen v "
+                        "LEFT JOIN lesson_text t ON t.fts_rowid = v.doc ORDER BY 1, 2, 3").fetchall()
+
+
 def normalized(conn: sqlite3.Connection) -> dict[str, Any]:
     """Everything a projection shows, without timestamps: admitted members' entries outside quarantines (by
     hash), members, lesson states, stats, what was opened of sealed scopes, bodies, quarantines, and problems
@@ -182,6 +191,8 @@ def normalized(conn: sqlite3.Connection) -> dict[str, Any]:
         "sealed": conn.execute("SELECT author, log, seq, state, kind FROM sealed_entries ORDER BY 1, 2, 3").fetchall(),
         "bodies": conn.execute("SELECT body_hash, lesson, text FROM lesson_bodies WHERE lesson IN "
                                "(SELECT id FROM visible_lessons) ORDER BY 1").fetchall(),  # the texts shown
+        "held texts": conn.execute("SELECT body_hash, lesson, text FROM lesson_bodies ORDER BY 1, 2").fetchall(),
+        "search": _search_terms(conn),  # what each lesson is found by: the words indexed for its shown body
         "problems": sorted({
             (kind, "" if kind == "equivocation" else source, author or "", log or "", seq or 0)
             for kind, source, author, log, seq in conn.execute(

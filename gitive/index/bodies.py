@@ -379,7 +379,8 @@ def _dropped_refused(conn: sqlite3.Connection) -> dict[str, set[str]]:
     return out
 
 
-def drop_refused_copies(conn: sqlite3.Connection, stores: list[Repo]) -> dict[str, set[str]]:
+def drop_refused_copies(conn: sqlite3.Connection, stores: list[Repo], machines: set[str] | None = None
+                        ) -> dict[str, set[str]]:
     """Delete every fetched or pinned body snapshot of another machine that still holds a refused body, and
     return the blobs of those bodies per store (for ``maintenance.purge``).
 
@@ -387,14 +388,17 @@ def drop_refused_copies(conn: sqlite3.Connection, stores: list[Repo]) -> dict[st
     fetched, and the pin that keeps it reachable, would keep the text on this disk; and a snapshot that dropped
     it leaves its blob behind as garbage. Both go now. The accepted version stays
     in ``body_pins``, so a replayed older snapshot is still refused; bodies already read stay in the index,
-    and the machine's next snapshot is read in full (``_accept``).
+    and the machine's next snapshot is read in full (``_accept``). Only the snapshots of ``machines`` are
+    looked at (every machine's when None: a tombstone was just applied).
     """
     refused = [h for (h,) in conn.execute("SELECT body_hash FROM refused_bodies") if bodies.is_body_hash(h)]
     out = _dropped_refused(conn)
     for repo in stores if refused else []:
         for name, tip in refs.tips(repo, "refs/").items():
-            if body_ref_machine(name) is None or name.startswith(BODIES_REF_PREFIX):
-                continue  # not a body store, or this repository's own (rewritten by drop_own_bodies)
+            machine = body_ref_machine(name)
+            if machine is None or name.startswith(BODIES_REF_PREFIX) or (machines is not None
+                                                                          and machine not in machines):
+                continue  # not a body store, this repository's own (rewritten by drop_own_bodies), or unmoved
             held = _refused_blobs(repo, tip, refused)
             if held:
                 refs.delete(repo, name)

@@ -256,7 +256,8 @@ def ingest(conn: sqlite3.Connection, stores: list[Repo], team_id: str, founder: 
                          "DO UPDATE SET tip = excluded.tip", moved_bodies)
         for repo in stores:
             _pin(conn, repo, me)
-        purge = body_tables.drop_refused_copies(conn, stores) if moved_bodies or _scrub_due(conn) else {}
+        moved = None if _scrub_due(conn) else {body_tables.body_ref_machine(name) or "" for _, name, _ in moved_bodies}
+        purge = body_tables.drop_refused_copies(conn, stores, moved) if moved is None or moved else {}
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

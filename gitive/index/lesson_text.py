@@ -35,7 +35,8 @@ def effective_body(conn: sqlite3.Connection, lesson: str) -> tuple[str, str, str
     """The text to show: the latest approving reviewer's edit if any, else the author's body."""
     row = conn.execute(
         "SELECT b.text, b.applicability, b.quote, b.body_hash FROM valid_reviews r JOIN lesson_bodies b "
-        "ON b.body_hash = r.edits WHERE r.about = ? AND r.approved = 1 ORDER BY r.at DESC LIMIT 1", (lesson,)
+        "ON b.body_hash = r.edits WHERE r.about = ? AND r.approved = 1 ORDER BY r.at DESC, r.author DESC, r.seq DESC "
+        "LIMIT 1", (lesson,)
     ).fetchone()
     if row:
         return row

@@ -18,7 +18,7 @@ from gitive.index import decisions, lesson_files, sealed
 from gitive.index.bodies import attach_bodies
 from gitive.index.db import TEAM_META, meta_get
 from gitive.index.lesson_state import apply_tombstones, recompute_status
-from gitive.index.lesson_text import refresh_fts
+from gitive.index.lesson_text import drop_text, refresh_fts
 from gitive.store.logs import Entry
 
 if TYPE_CHECKING:
@@ -124,13 +124,33 @@ def refresh_stats(conn: sqlite3.Connection, lessons: set[str] | None) -> None:
         f"{where} GROUP BY c.lesson", args)
 
 
+def _drop_quarantined_texts(conn: sqlite3.Connection) -> set[str]:
+    """Forget the text of lessons written at or past the start of a quarantine (an equivocation): a rebuild,
+    which may meet the two entries in either order, never holds it, so the incremental index must not either
+    (issue 23). Returns the lessons whose text went."""
+    gone = set()
+    for (lesson,) in conn.execute(
+            "SELECT DISTINCT l.id FROM logs g JOIN lessons l ON l.author = g.author AND l.log = g.log "
+            "AND l.seq >= g.quarantined_from WHERE g.quarantined_from IS NOT NULL AND (EXISTS "
+            "(SELECT 1 FROM lesson_bodies b WHERE b.lesson = l.id) OR EXISTS "
+            "(SELECT 1 FROM lesson_text t WHERE t.lesson = l.id))").fetchall():
+        drop_text(conn, lesson)  # first: its search row is deleted by what it indexed
+        conn.execute("DELETE FROM lesson_bodies WHERE lesson = ?", (lesson,))
+        gone.add(lesson)
+    return gone
+
+
 def after_ingest(conn: sqlite3.Connection, stores: list[Repo], touched: set[str],
                  roster_changed: bool = False, *, team_id: str, keyring: sealed.Keyring | None = None) -> None:
     """Bring bodies, tombstones, states and the text index up to date after new entries or bodies arrived
     (sealed bodies too, with this machine's ``keyring``)."""
     retracted, lifted = apply_tombstones(conn, recheck=roster_changed)
     changed = attach_bodies(conn, stores, team_id, touched | lifted, keyring) | touched | lifted
+    hidden = _drop_quarantined_texts(conn)
+    changed -= hidden
     lesson_files.resolve_commits(conn, stores, touched)
+    if roster_changed:  # whose reviews count changed: any lesson may show another edit now (digest-checked)
+        changed |= {lesson for (lesson,) in conn.execute("SELECT lesson FROM lesson_text")}
     refresh_fts(conn, changed - retracted)
     recompute_status(conn, None if roster_changed else changed | retracted)
     refresh_stats(conn, None if roster_changed else touched)
