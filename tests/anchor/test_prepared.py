@@ -96,10 +96,9 @@ def _approve(machine: Any, task: dict[str, Any], *args: str) -> Any:
 
 
 def _gate_decisions(team: AnchoredTeam) -> list[dict[str, Any]]:
-    from gitive.store import logs, refs
+    from tests.anchor.test_gate_tick import ledger_entries
 
-    return [e.body["record"] for e in logs.entries(team.anchor.repo, refs.log_ref(team.anchor.id, "ledger"))
-            if e.kind == "ledger"]
+    return ledger_entries(team.anchor)  # either ledger format
 
 
 def test_an_approved_draft_lands_and_a_moved_base_makes_the_next_approval_stale(team: AnchoredTeam) -> None:
