@@ -230,6 +230,18 @@ def why(item: str = typer.Argument(..., help="Any id a surface shows (at least 6
     return 0
 
 
+def _title(record: dict[str, Any]) -> str:
+    """The item's title, or why this machine cannot show it: an anchor's titles are sealed to the person's own
+    machines and the anchors (docs/gate.md), so a teammate's machine sees the metadata only."""
+    if not record:
+        return "(its record has not reached this machine yet)"
+    if "title" in record:
+        return str(record["title"])
+    if record.get("sealed"):
+        return "(its title is sealed to the machines of the person it is for)"
+    return "(no title)"
+
+
 def _show_why(found: dict[str, Any]) -> None:
     """``why`` in words: the item, where it stands now (its account), then every decision with its rule."""
     from gitive.needs import account
@@ -237,7 +249,7 @@ def _show_why(found: dict[str, Any]) -> None:
     record = found["record"] or {}
     via = f" (from its {found['via']} id)" if found["via"] != "item" else ""
     console.print(f"item {found['item'][:12]}{via} for {record.get('owner', '?')}: "
-                  f"{escape(record.get('title', '(no record here)'))}")
+                  f"{escape(_title(record))}")
     console.print(f"  now: {escape(found['account']['words'])}")
     if record:
         source = record.get("source") or {}

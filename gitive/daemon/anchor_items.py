@@ -66,7 +66,9 @@ def take(index: sqlite3.Connection, db: sqlite3.Connection, team: str, person: s
         wait = max(0, int(d.get("until") or d["at"]) - d["at"]) if d["branch"] == "attention" else 0
         cur = db.execute("INSERT OR IGNORE INTO anchor_items VALUES (?,?,?,?,?,?,?,?,?,?,?,?, 'waiting', NULL, NULL, 0)",
                          (d["item"], team, person, d["branch"], d["anchor"], d["at"], now, now + wait,
-                          str(record.get("title") or "an item from the anchor (its record has not arrived yet)"),
+                          str(record.get("title") or ("an item from the anchor (its title is sealed to another "
+                                                      "machine)" if record.get("sealed") else
+                                                      "an item from the anchor (its record has not arrived yet)")),
                           str(record.get("kind") or "item"), d["rule"], json.dumps(d.get("channel") or ["inbox"])))
         added += cur.rowcount
         cursor = max(cursor, d["at"])
