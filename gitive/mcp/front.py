@@ -55,6 +55,7 @@ class Front:
         self.timer: threading.Timer | None = None
         self.broken: str | None = None  # why the SDK could not serve, once it failed
         self.finishing = False  # stdin has closed: the SDK is expected to stop
+        self.abandoned = False  # stdin closed with nothing owed while the SDK was still loading
         self.seq = 0
 
     def serve(self, wire_in: IO[bytes]) -> None:
@@ -160,11 +161,18 @@ class Front:
                 pass  # the client has gone: nothing left to tell it
 
     def finish(self) -> None:
-        """stdin closed: wait for the answers owed (bounded), then let the SDK stop."""
+        """stdin closed: wait for the answers owed (bounded), then let the SDK stop. With nothing owed the SDK,
+        perhaps still loading, is not waited for: the client waits for this process to exit (``claude -p``
+        did, for the seconds the SDK took to import on a loaded machine: 3.7 s a session), and nothing it could
+        still do is owed to anyone."""
         deadline = time.monotonic() + DRAIN_SECONDS
         self.finishing = True  # from here on the timer starts nothing
         if self.timer is not None:
             self.timer.cancel()
+        if not self.owed:
+            self.abandoned = self.sdk is not None and self.sdk.is_alive()
+            if self.abandoned:
+                return
         if self.owed:
             self.start_sdk(draining=True)
         with self.settled:
@@ -230,5 +238,10 @@ def _claim_stdio() -> tuple[IO[bytes], IO[bytes]]:
 def main(repo: Path | str | None = None) -> int:
     """Serve MCP over this process's stdin and stdout until the client closes stdin."""
     wire_in, wire_out = _claim_stdio()
-    Front(repo, wire_out).serve(wire_in)
+    front = Front(repo, wire_out)
+    front.serve(wire_in)
+    if front.abandoned:  # the SDK is still loading and nothing is owed: exit now, not after its import
+        wire_out.flush()
+        sys.stderr.flush()
+        os._exit(0)
     return 0

@@ -144,3 +144,32 @@ def test_initialize_is_answered_within_its_budget_quiet_and_under_load(team: Tea
         assert cpu <= CPU_TARGET_MS, (quiet, loaded)
     wall_target = WALL_TARGET_MS * max(1.0, bare / BARE_AT_TARGET_LOAD_MS)
     assert statistics.median(w for w, _ in loaded) <= wall_target, (loaded, f"bare python {bare:.0f} ms")
+
+
+def test_a_session_that_ends_with_nothing_owed_is_not_held_up_by_the_sdk_loading(team: Team) -> None:
+    """``claude -p`` closes the server's stdin when its session ends and waits for it to exit. With nothing
+    owed, the front exits at once instead of waiting for the SDK it started loading after the handshake (which
+    cost each ``claude -p "say hi"`` 3.7 s on a loaded machine). Judged against the SDK's own import in the
+    same run: exiting must take well under it."""
+    env = server_env(team.alice)
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import mcp.server.lowlevel"], check=True, env=env)
+    sdk_import = time.perf_counter() - started
+    proc = _start(team.alice.clone, env)
+    assert proc.stdin and proc.stdout
+    for message in (INITIALIZE, INITIALIZED, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}):
+        proc.stdin.write(json.dumps(message).encode() + b"\n")
+        proc.stdin.flush()
+    answers = [json.loads(proc.stdout.readline()) for _ in range(2)]
+    assert [a["id"] for a in answers] == [0, 1] and answers[1]["result"]["tools"]
+    time.sleep(0.6)  # past the handshake: the SDK is loading now
+    closed = time.perf_counter()
+    proc.stdin.close()
+    code = proc.wait(timeout=60)
+    took = time.perf_counter() - closed
+    proc.stdout.close()
+    if proc.stderr:
+        proc.stderr.close()
+    assert code == 0
+    assert took < 0.5 * sdk_import, (f"exited {took * 1000:.0f} ms after EOF; the SDK imports in "
+                                     f"{sdk_import * 1000:.0f} ms")
