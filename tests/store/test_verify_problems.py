@@ -61,3 +61,23 @@ def test_a_walk_stopped_at_a_refused_tip_checked_no_signature(bare_repo: pygit2.
                                        refused=entry.commit)
     assert result == verify.Verified([], None, (), True) and result.signature_checked == ()
     assert base is None
+
+
+def test_verify_chain_uses_the_readers_clock_it_is_given(bare_repo: pygit2.Repository) -> None:
+    first, second = _entries(bare_repo, 2)
+    early, _ = verify.verify_chain(bare_repo, TEAM_ID, REF, A.id, "team", second.commit, {}.get, now=AT - 2 * DAY)
+    assert early.entries == [] and (early.problem.kind, early.problem.ref, early.problem.seq) == ("future", REF, 1)
+    on_time, _ = verify.verify_chain(bare_repo, TEAM_ID, REF, A.id, "team", second.commit, {}.get, now=AT)
+    assert on_time.problem is None and [e.commit for e in on_time.entries] == [first.commit, second.commit]
+
+
+def test_a_malformed_tip_is_named_with_its_ref_and_reason(bare_repo: pygit2.Repository) -> None:
+    (entry,) = _entries(bare_repo, 1)
+    builder = bare_repo.TreeBuilder()
+    builder.insert("entry.json", bare_repo.create_blob(b"not an entry"), pygit2.enums.FileMode.BLOB)
+    who = pygit2.Signature("x", "x@hive", 0, 0)
+    junk = str(bare_repo.create_commit(None, who, who, "junk\n", builder.write(), [pygit2.Oid(hex=entry.commit)]))
+    result, _ = verify.verify_chain(bare_repo, TEAM_ID, REF, A.id, "team", junk, {}.get, now=AT)
+    assert [e.commit for e in result.entries] == [entry.commit]
+    assert (result.problem.kind, result.problem.ref, result.problem.commit) == ("malformed", REF, junk)
+    assert result.problem.detail and result.problem.detail != "None"
