@@ -81,3 +81,22 @@ def test_a_malformed_tip_is_named_with_its_ref_and_reason(bare_repo: pygit2.Repo
     assert [e.commit for e in result.entries] == [entry.commit]
     assert (result.problem.kind, result.problem.ref, result.problem.commit) == ("malformed", REF, junk)
     assert result.problem.detail and result.problem.detail != "None"
+
+
+def test_the_first_new_entry_must_name_the_verified_entry_it_stands_on(bare_repo: pygit2.Repository) -> None:
+    """A walk that stops at a commit the reader verified before still checks that the first new entry's ``prev``
+    names that commit's entry: a validly signed v2 entry whose parent is the verified commit but whose ``prev``
+    names something else is a bad link, not a continuation (mutation testing found this boundary unasserted)."""
+    from gitive.core import canonical, signed
+
+    first, second = _entries(bare_repo, 2)
+    body = dict(second.body)
+    body["prev"] = logs.entry_hash(b"another entry altogether")
+    data = canonical.dumps(signed.sign(A.key, TEAM_ID, "team", body))
+    forged = logs.write_commit(bare_repo, data, body, first.commit)
+    known = {first.commit: 1}.get
+    result, base = verify.verify_chain(bare_repo, TEAM_ID, REF, A.id, "team", forged, known, now=AT)
+    assert base == 1 and result.entries == []
+    assert (result.problem.kind, result.problem.commit, result.problem.seq) == ("bad-link", forged, 2)
+    honest, _ = verify.verify_chain(bare_repo, TEAM_ID, REF, A.id, "team", second.commit, known, now=AT)
+    assert honest.problem is None and [e.commit for e in honest.entries] == [second.commit]
