@@ -50,8 +50,11 @@ def _add_columns(conn: sqlite3.Connection) -> None:
 @contextmanager
 def connect() -> Iterator[sqlite3.Connection]:
     path = ensure_home() / "daemon.sqlite"
+    # Looked at before connecting, which creates the file: a database removed since this process last brought
+    # one to the schema (a reset home, a restored test team) is new again and gets the schema.
+    fresh = str(path) not in _READY or not path.exists()
     conn = sqlite3.connect(path, timeout=10, isolation_level=None)
-    if str(path) not in _READY or not path.exists():
+    if fresh:
         conn.execute("PRAGMA journal_mode=WAL")  # persistent: once per database is enough
         conn.executescript(SCHEMA)
         _add_columns(conn)
