@@ -207,18 +207,19 @@ def why(item: str = typer.Argument(..., help="Any id a surface shows (at least 6
     Example: gitive why 7bcecec1
     """
     from gitive.anchor.gate import why as explaining
+    from gitive.anchor.gate.items import person_of
     from gitive.daemon import anchor_items
     from gitive.daemon import db as daemon_db
     from gitive.needs import account, ids
 
-    _, opened = _opened()
+    hive, opened = _opened()
     with daemon_db.connect() as db:
         shown = {i["item"]: i for i in anchor_items.items(db, limit=10_000)}
     with opened as (conn, _):
         told = ids.notice(conn, item)
         if told is not None:
             return _notice(told, as_json)
-        resolved = ids.resolve(conn, item)
+        resolved = ids.resolve(conn, item, person_of(conn, hive.me)[0])
         found = explaining.explain(conn, resolved.item)
         now = account.for_item(conn, found["item"])
     found["shown"] = shown.get(found["item"])

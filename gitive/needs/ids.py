@@ -29,8 +29,9 @@ class UnknownId(GitiveError):
     pass
 
 
-def resolve(index: sqlite3.Connection, text: str) -> Resolved:
-    """The item ``text`` names, by the first kind of id that matches it.
+def resolve(index: sqlite3.Connection, text: str, person: str | None = None) -> Resolved:
+    """The item ``text`` names, by the first kind of id that matches it. A ledger entry of format 2 holds a
+    tick's decisions for several people: ``person`` (the one asking) picks theirs out of it.
 
     Raises:
         UnknownId: too short or not hex, no match, or a prefix of several items.
@@ -39,11 +40,14 @@ def resolve(index: sqlite3.Connection, text: str) -> Resolved:
     if len(prefix) < MIN_PREFIX or any(ch not in "0123456789abcdef" for ch in prefix):
         raise UnknownId(f"{text.strip()[:80]!r} is not an id: give at least {MIN_PREFIX} hex characters of an item, "
                         "obligation, task or ledger entry (gitive next, inbox and digest show them)")
-    for via, finder in (("item", _items), ("ledger entry", _entries), ("obligation", _about("obligation")),
-                        ("task", _about("prepared"))):
+    for via, finder in (("item", _items), ("ledger entry", _entries_for(person)),
+                        ("obligation", _about("obligation")), ("task", _about("prepared"))):
         found = finder(index, prefix)
         if len(found) == 1:
             return Resolved(found.pop(), via)
+        if len(found) > 1 and via == "ledger entry":  # a format-2 entry holds a whole tick's decisions
+            raise UnknownId(f"ledger entry {prefix} holds {len(found)} decisions ({', '.join(sorted(i[:12] for i in found))})"
+                            "; ask `gitive why ITEM` for one of them")
         if len(found) > 1:
             raise UnknownId(f"{prefix} names {len(found)} items by {via} id ({', '.join(sorted(i[:12] for i in found))})"
                             "; give more characters")
@@ -55,15 +59,22 @@ def _items(index: sqlite3.Connection, prefix: str) -> set[str]:
         ledger_reads.item_records(index, prefix=prefix))
 
 
-def _entries(index: sqlite3.Connection, prefix: str) -> set[str]:
-    """Items of the ledger entries (decisions or item records) whose commit id starts with ``prefix``."""
-    rows = index.execute(VERIFIED + " AND e.log = 'ledger' AND e.kind IN ('ledger', 'item') AND e.commit_id LIKE ?",
-                         (prefix + "%",)).fetchall()
-    out = set()
-    for row in rows:
-        record = json.loads(row[6])["body"]["record"]
-        out.add(str(record.get("item") or record.get("id")))
-    return out
+def _entries_for(person: str | None) -> Callable[[sqlite3.Connection, str], set[str]]:
+    """Items of the ledger entries (decisions, batches of them, or item records) whose commit id starts with the
+    prefix; of a batch (ledger format 2), only ``person``'s decisions when a person is given."""
+    def find(index: sqlite3.Connection, prefix: str) -> set[str]:
+        rows = index.execute(VERIFIED + " AND e.log = 'ledger' AND e.kind IN ('ledger', 'ledger-batch', 'item') "
+                             "AND e.commit_id LIKE ?", (prefix + "%",)).fetchall()
+        out = set()
+        for row in rows:
+            record = json.loads(row[6])["body"]["record"]
+            if record.get("type") == "ledger-batch":
+                out |= {str(d["item"]) for d in record.get("decisions") or []
+                        if isinstance(d, dict) and d.get("item") and person in (None, d.get("person"))}
+            else:
+                out.add(str(record.get("item") or record.get("id")))
+        return out
+    return find
 
 
 def _about(source_kind: str) -> Callable[[sqlite3.Connection, str], set[str]]:

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gitive.index import membership
 from gitive.index.refresh import fresh_index
 from gitive.lessons import recall
 from gitive.lessons.propose import propose
@@ -217,6 +218,8 @@ def test_search_ranks_this_projects_lesson_over_a_borrowed_one(hive: Hive) -> No
     borrowed = add(hive, "Bump the schema version with every migration")
     fixtures.run_git(["remote", "set-url", "origin", "https://example.test/acme/other.git"], cwd=hive.project.workdir)
     moved = open_hive(hive.project.workdir)
+    with fresh_index(moved) as (conn, _):  # a project nobody owns counts no review: the admin takes it first
+        membership.confirm(moved, conn, "alice", owner=True, signer=people.person_key())
     local = add(moved, "Bump the schema version with every migration")
     found = find(moved, "schema version migration", include_proposed=True)
     assert ids(found)[:2] == [local, borrowed]

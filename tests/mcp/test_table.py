@@ -76,6 +76,7 @@ def test_enums_are_the_librarys() -> None:
 
 def test_limits_are_the_librarys() -> None:
     from gitive.anchor.gate import items
+    from gitive.core import item_ids
     from gitive.anchor.obligations import conditions
     from gitive.core import lessons
     from gitive.core.records import MAX_MESSAGE_BODY
@@ -97,7 +98,7 @@ def test_limits_are_the_librarys() -> None:
     assert (claim["paths"]["maxItems"], claim["minutes"]["maximum"], claim["note"]["maxLength"]) == (
         claims.MAX_PATHS, claims.MAX_MINUTES, claims.MAX_NOTE)
     assert (spec["propose_item"]["title"]["maxLength"], spec["propose_item"]["about"]["maxItems"]) == (
-        items.MAX_TITLE, items.MAX_ABOUT)
+        item_ids.MAX_TITLE, items.MAX_ABOUT)
     assert spec["owe"]["condition"]["maxLength"] == conditions.MAX_CONDITION
     assert spec["owe"]["action"]["maxLength"] == obligations.MAX_ACTION
 

@@ -70,7 +70,12 @@ def test_each_view_as_json(shared: tuple[Team, Server]) -> None:
     # The ledger stays metadata only; the page names each item by its own record's title, as `gitive why` does
     assert all("title" not in e["record"] for e in a.json("log", "--log", "ledger", "--kind", "ledger"))
     for d in g["decisions"]:
-        assert d["title"] == a.json("why", d["item"][:12])["record"]["title"]
+        record = a.json("why", d["item"][:12])["record"]
+        assert d["title"] == record.get("title")  # the same title `why` opens here, or none where it is sealed
+        assert d["sealed"] == (d["title"] is None and bool(record.get("sealed")))
+    # alice's machine opens the titles of alice's own items; another person's are sealed to their machines
+    assert all(d["title"] for d in g["decisions"] if d["person"] == "alice")
+    assert all(d["sealed"] for d in g["decisions"] if d["person"] != "alice")
     assert people["alice"]["per_day"][-1] == {"day": people["alice"]["per_day"][-1]["day"], "interruptions": 1,
                                               "attention": 1, "shadow": 0}
     assert people["bob"]["per_day"][-1]["shadow"] == 1 and len(people["bob"]["per_day"]) == 14

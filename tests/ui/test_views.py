@@ -94,7 +94,10 @@ def test_every_view_renders_the_team(shared: tuple[Team, Server], browser: Any, 
     assert len(ledger) == 3 and any("carol" in r and "digest" in r for r in ledger)
     assert all("gitive why " in r for r in ledger)
     # the ledger holds no item text; the row names its item by the item record's title (bob's obligation fired)
-    assert any(OWED["fired"] in r and "bob" in r for r in ledger)
+    # an anchor's title is sealed to the machines of the person it is for: alice's machine names her own item,
+    # and says of bob's and carol's that their titles are sealed to their machines
+    assert any("bob" in r and "title sealed to bob's machines" in r for r in ledger)
+    assert not any("alice" in r.split("\n")[0] and "title sealed" in r for r in ledger)
     chart = browser.find_element(By.CSS_SELECTOR, "#interruptions-alice svg")
     assert chart.find_element(By.CSS_SELECTOR, ".limit") and len(chart.find_elements(By.CSS_SELECTOR, "rect.bar")) == 14
     assert browser.find_elements(By.CSS_SELECTOR, "#ledger-timeline circle.mark")

@@ -75,7 +75,10 @@ def collect(hive: Hive, conn: sqlite3.Connection, now: int) -> dict[str, Any]:
                        "decided": len(mine), "rates": rates})
     titles = ledger_reads.item_records(conn, sorted({d["item"] for d in recent[:SHOWN]}))
     for d in recent[:SHOWN]:  # the item's title from its local record (the ledger itself holds no text)
-        d["title"] = (titles.get(d["item"]) or {}).get("title")
+        record = titles.get(d["item"]) or {}
+        d["title"] = record.get("title")
+        # an anchor's title is sealed to the machines of the person it is for (docs/gate.md): say so, not nothing
+        d["sealed"] = d["title"] is None and bool(record.get("sealed"))
     branches: dict[str, int] = {}
     for d in recent:
         branches[d["branch"]] = branches.get(d["branch"], 0) + 1
@@ -109,14 +112,21 @@ def _chart(p: dict[str, Any]) -> str:
                        "interruptions", bars, limit=p["budget"], limit_label=f"budget {p['budget']}")
 
 
+def _title(d: dict[str, Any]) -> str:
+    if d.get("title"):
+        return f'<br><span class="title">{h(d["title"])}</span>'
+    if d.get("sealed"):
+        return f'<br><span class="title muted">title sealed to {h(d["person"])}\'s machines</span>'
+    return ""
+
+
 def _decision_row(d: dict[str, Any], now: int) -> list[str]:
     budget = d.get("budget")
     spent = f' <span class="muted">{budget["used"]}/{budget["of"]}</span>' if budget else ""
     until = f'<br><span class="muted">until {h(iso(d["until"])[11:16])} UTC</span>' if d.get("until") else ""
     return [ago(d["at"], now), f"<strong>{h(d['person'])}</strong>", badge(d["branch"]) + spent + until,
             badge("shadow") if d["shadow"] else badge("live"),
-            f'<code>{h(short(d["item"]))}</code>' + (f'<br><span class="title">{h(d["title"])}</span>'
-                                                    if d.get("title") else ""),
+            f'<code>{h(short(d["item"]))}</code>' + _title(d),
             h(d.get("rule") or "") + (f' <span class="muted">({h(d["urgency"])})</span>' if d.get("urgency") else ""),
             command(f"gitive why {short(d['item'])}")]
 
