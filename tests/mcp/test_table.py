@@ -76,9 +76,8 @@ def test_enums_are_the_librarys() -> None:
 
 def test_limits_are_the_librarys() -> None:
     from gitive.anchor.gate import items
-    from gitive.core import item_ids
     from gitive.anchor.obligations import conditions
-    from gitive.core import lessons
+    from gitive.core import item_ids, lessons
     from gitive.core.records import MAX_MESSAGE_BODY
     from gitive.daemon import claims
     from gitive.index import obligations
