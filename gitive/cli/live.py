@@ -170,6 +170,7 @@ def inbox(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
             f"{escape(r['body'][:70])}"))
     from gitive.daemon import db as daemon_db
     from gitive.daemon import mailbox
+    from gitive.index import mail
     from gitive.index.refresh import fresh_index
     from gitive.team.hive import open_hive
 
@@ -180,7 +181,7 @@ def inbox(as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
     if sent:
         hive = open_hive()
         with fresh_index(hive) as (conn, _):
-            rows = mailbox.sent(conn, hive.me)
+            rows = mail.sent(conn, hive.me)
         return _listing(rows, as_json, "nothing sent from this machine yet", lambda r: (
             f"{r['id']} to {escape(r['to'])}: {escape(r['body'][:60])}  [dim]"
             + (", ".join(f"{a['state']} by {a['session']}" for a in r["acks"]) or "no ack yet") + "[/]"))

@@ -75,14 +75,8 @@ def seal_key_to(machine: str, key: bytes) -> str:
 
 def open_key(machine_key: SigningKey, box: Any, epoch: str) -> bytes | None:
     """The epoch key in ``box`` (sealed to ``machine_key``'s machine), if it opens and its id is ``epoch``."""
-    data = _unb64(box)
-    if data is None:
-        return None
-    try:
-        key = nacl.public.SealedBox(machine_key.to_curve25519_private_key()).decrypt(data)
-    except nacl.exceptions.CryptoError:
-        return None
-    return key if len(key) == KEY_BYTES and epoch_id(key) == epoch else None
+    key = open_any_key(machine_key, box)
+    return key if key is not None and epoch_id(key) == epoch else None
 
 
 def open_any_key(machine_key: SigningKey, box: Any) -> bytes | None:

@@ -451,21 +451,6 @@ def received(db: sqlite3.Connection, limit: int = 100) -> list[dict[str, Any]]:
             for r in rows]
 
 
-def sent(index: sqlite3.Connection, me: str, limit: int = 50) -> list[dict[str, Any]]:
-    """Messages this machine sent, newest first, with the acks that came back."""
-    out = []
-    for (envelope,) in index.execute("SELECT envelope FROM entries WHERE author = ? AND kind = 'message' "
-                                     "ORDER BY at DESC LIMIT ?", (me, limit)):
-        record = json.loads(envelope)["body"]["record"]
-        acks = [json.loads(a[0])["body"]["record"] | {"by": a[1]} for a in index.execute(
-            "SELECT envelope, author FROM entries WHERE kind = 'ack' AND envelope LIKE ?",
-            (f'%"message":"{record["id"]}"%',))]
-        out.append({"id": record["id"], "to": record["to"], "body": record["body"][:200],
-                    "recipients": record["recipients"],
-                    "acks": [{"state": a["state"], "session": a["session"], "machine": a["by"]} for a in acks]})
-    return out
-
-
 def _cursor(db: sqlite3.Connection, key: str) -> int:
     row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return int(row[0]) if row else 0

@@ -1,5 +1,5 @@
-"""This machine's own mail, read-only: the daemon's database (``$GITIVE_HOME/daemon.sqlite``) opened ``mode=ro``,
-and what this machine sent from the verified mail log.
+"""This machine's own mail, read-only: the daemon's database (``$GITIVE_HOME/daemon.sqlite``) opened ``mode=ro``
+(what this machine sent is read from the index: :mod:`gitive.index.mail`).
 
 ``gitive next`` and the dashboard read here, never through ``gitive.daemon``: a reader must not create the
 daemon's database, change a message's state, or load the daemon (tests/ui/test_layers.py). The columns read
@@ -8,7 +8,6 @@ are those of ``gitive/daemon/db.py``'s ``inbox`` table.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -45,17 +44,3 @@ def received(db: sqlite3.Connection | None, limit: int = 100, states: tuple[str,
                       "ORDER BY received_at DESC, id LIMIT ?", (*(states or ()), limit)).fetchall()
     return [dict(zip(_KEYS, r, strict=True)) for r in rows]
 
-
-def sent(index: sqlite3.Connection, me: str, limit: int = 50) -> list[dict[str, Any]]:
-    """Messages this machine sent, newest first, with the acks that came back (as ``gitive inbox --sent``)."""
-    out = []
-    for (envelope,) in index.execute("SELECT envelope FROM entries WHERE author = ? AND kind = 'message' "
-                                     "ORDER BY at DESC LIMIT ?", (me, limit)):
-        record = json.loads(envelope)["body"]["record"]
-        acks = [json.loads(a[0])["body"]["record"] | {"by": a[1]} for a in index.execute(
-            "SELECT envelope, author FROM entries WHERE kind = 'ack' AND json_extract(envelope, "
-            "'$.body.record.message') = ?", (record["id"],))]
-        out.append({"id": record["id"], "to": record["to"], "body": record["body"][:200],
-                    "reply_to": record.get("reply_to"),
-                    "acks": [{"state": a["state"], "session": a["session"], "machine": a["by"]} for a in acks]})
-    return out

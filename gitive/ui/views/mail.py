@@ -1,9 +1,9 @@
 """Mail: the messages this machine's sessions received, those held for a person, and those this machine sent with
 their acks, read-only.
 
-Received and held mail live in this machine's daemon database (opened ``mode=ro``: the page cannot change a state),
-sent mail in the verified mail log (both through :mod:`gitive.needs.local`, never loading the daemon). Every body is a teammate's text and is
-escaped. Answering, releasing and searching stay at the terminal; each row names the command.
+Received and held mail live in this machine's daemon database (opened ``mode=ro`` through :mod:`gitive.needs.local`:
+the page cannot change a state), sent mail in the mail log (:mod:`gitive.index.mail`); neither loads the daemon.
+Every body is a teammate's text and is escaped. Answering, releasing and searching stay at the terminal; each row names the command.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from gitive.index import mail
 from gitive.needs import local
 from gitive.team.hive import Hive
 from gitive.ui.html import ago, badge, command, empty, h, stat
@@ -23,7 +24,7 @@ SEND = 'gitive send alice/api-claude "did you change the token format?"'
 def collect(hive: Hive, conn: sqlite3.Connection, now: int) -> dict[str, Any]:
     with local.open_readonly() as db:
         received = local.received(db, SHOWN)
-    sent = local.sent(conn, hive.me, limit=SHOWN)
+    sent = mail.sent(conn, hive.me, limit=SHOWN)
     return {"view": "mail", "received": received, "held": [m for m in received if m["state"] == "held"],
             "sent": sent, "unread": sum(1 for m in received if m["state"] in local.UNREAD),
             "now": now}
