@@ -232,15 +232,10 @@ def why(item: str = typer.Argument(..., help="Any id a surface shows (at least 6
 
 
 def _title(record: dict[str, Any]) -> str:
-    """The item's title, or why this machine cannot show it: an anchor's titles are sealed to the person's own
-    machines and the anchors (docs/gate.md), so a teammate's machine sees the metadata only."""
-    if not record:
-        return "(its record has not reached this machine yet)"
-    if "title" in record:
-        return str(record["title"])
-    if record.get("sealed"):
-        return "(its title is sealed to the machines of the person it is for)"
-    return "(no title)"
+    from gitive.index.ledger import title_or_why
+
+    title, why = title_or_why(record)
+    return title if title is not None else f"({why})"
 
 
 def _show_why(found: dict[str, Any]) -> None:

@@ -66,9 +66,7 @@ def take(index: sqlite3.Connection, db: sqlite3.Connection, team: str, person: s
         wait = max(0, int(d.get("until") or d["at"]) - d["at"]) if d["branch"] == "attention" else 0
         cur = db.execute("INSERT OR IGNORE INTO anchor_items VALUES (?,?,?,?,?,?,?,?,?,?,?,?, 'waiting', NULL, NULL, 0)",
                          (d["item"], team, person, d["branch"], d["anchor"], d["at"], now, now + wait,
-                          str(record.get("title") or ("an item from the anchor (its title is sealed to another "
-                                                      "machine)" if record.get("sealed") else
-                                                      "an item from the anchor (its record has not arrived yet)")),
+                          _title(record),
                           str(record.get("kind") or "item"), d["rule"], json.dumps(d.get("channel") or ["inbox"])))
         added += cur.rowcount
         cursor = max(cursor, d["at"])
@@ -188,3 +186,10 @@ def mark(db: sqlite3.Connection, item: str, wanted: bool, at: int) -> None:
 def marks(db: sqlite3.Connection) -> dict[str, bool]:
     ensure(db)
     return {item: bool(w) for item, w in db.execute("SELECT item, wanted FROM item_marks")}
+
+
+def _title(record: dict[str, Any]) -> str:
+    from gitive.index import ledger as ledger_reads
+
+    title, why = ledger_reads.title_or_why(record)
+    return title if title is not None else f"an item from the anchor ({why})"

@@ -124,6 +124,18 @@ def item_records(index: sqlite3.Connection, ids: list[str] | None = None, *, pre
     return out
 
 
+def title_or_why(record: dict[str, Any] | None) -> tuple[str | None, str]:
+    """An item record's title as :func:`item_records` opened it, or None with why this machine cannot show one:
+    the one wording ``gitive why``, the daemon and the dashboard give."""
+    if not record:
+        return None, "its record has not reached this machine yet"
+    if record.get("title"):
+        return str(record["title"]), ""
+    if record.get("sealed"):
+        return None, "its title is sealed to the machines of the person it is for"
+    return None, "it has no title"
+
+
 def _machine_key() -> Any:
     """This machine's key, to open the titles sealed to it (None where there is none: a bare reader)."""
     from gitive.core.keys import load_key

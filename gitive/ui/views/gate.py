@@ -75,10 +75,9 @@ def collect(hive: Hive, conn: sqlite3.Connection, now: int) -> dict[str, Any]:
                        "decided": len(mine), "rates": rates})
     titles = ledger_reads.item_records(conn, sorted({d["item"] for d in recent[:SHOWN]}))
     for d in recent[:SHOWN]:  # the item's title from its local record (the ledger itself holds no text)
-        record = titles.get(d["item"]) or {}
-        d["title"] = record.get("title")
-        # an anchor's title is sealed to the machines of the person it is for (docs/gate.md): say so, not nothing
-        d["sealed"] = d["title"] is None and bool(record.get("sealed"))
+        record = titles.get(d["item"])
+        d["title"] = ledger_reads.title_or_why(record)[0]
+        d["sealed"] = d["title"] is None and bool((record or {}).get("sealed"))
     branches: dict[str, int] = {}
     for d in recent:
         branches[d["branch"]] = branches.get(d["branch"], 0) + 1
@@ -115,7 +114,7 @@ def _chart(p: dict[str, Any]) -> str:
 def _title(d: dict[str, Any]) -> str:
     if d.get("title"):
         return f'<br><span class="title">{h(d["title"])}</span>'
-    if d.get("sealed"):
+    if d.get("sealed"):  # say so, not nothing: an anchor's title is sealed to its person's machines
         return f'<br><span class="title muted">title sealed to {h(d["person"])}\'s machines</span>'
     return ""
 
