@@ -204,6 +204,17 @@ class Fleet:
         return out
 
 
+def share_file(machines: list[Machine], name: str = "api.proto", content: str = "syntax = \"proto3\";\n",
+               message: str = "add the api schema") -> str:
+    """Commit ``name`` on the first machine, push ``main``, and pull it on the others; return the commit."""
+    first, *rest = machines
+    commit = fixtures.commit_file(first.clone, name, content, message)
+    first.git("push", "--quiet", "origin", "main")
+    for m in rest:
+        m.git("pull", "--quiet", "--ff-only", "origin", "main")
+    return commit
+
+
 def roster_view(team: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
     """The comparable part of ``gitive team --json``: (person, name, machine, active) per member."""
     return sorted((m["person"], m["name"], m["machine"], m["active"]) for m in team["members"])

@@ -14,7 +14,7 @@ import pytest
 from gitive.lessons.gate import AGENT_ENV
 from testing import fixtures, people
 from testing.lessons import GITIVE, PASSPHRASE_ANSWER, as_person, hive_tips, person_env, propose
-from testing.machines import Fleet, Machine, one_line_error
+from testing.machines import Fleet, Machine, one_line_error, share_file
 
 GUESSES = ["y", "yes", "password", "hunter2", "alice", "correct horse battery", ""]
 
@@ -27,9 +27,7 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> list[Machine]:
     try:
         fleet = Fleet(base / "fleet")
         alice, bob = fleet.team(fixtures.init_bare(base / "remote.git"), ("alice", "a"), ("bob", "b"))
-        fixtures.commit_file(alice.clone, "api.proto", "syntax = 1;\n")
-        alice.git("push", "--quiet", "origin", "main")
-        bob.git("pull", "--quiet", "--ff-only", "origin", "main")
+        share_file([alice, bob])
         propose(bob, "Run make gen after editing api.proto")
         bob.ok("sync")
         alice.ok("sync")

@@ -20,7 +20,7 @@ from gitive.core.clock import now_ms
 from gitive.core.records import TEAM_SCOPE
 from testing import fixtures
 from testing.lessons import propose
-from testing.machines import Fleet, Machine
+from testing.machines import Fleet, Machine, share_file
 from tests.adversarial.test_authority_migration import _append, _project_id, _v1_team
 from tests.adversarial.test_decisions_property import _with_index
 
@@ -80,9 +80,7 @@ def test_a_demoted_admin_grants_nothing(tmp_path: Any, home_kept: None) -> None:
 
 def test_a_project_without_an_owner_counts_no_review(tmp_path: Any, home_kept: None) -> None:
     alice, bob = Fleet(tmp_path / "fleet").team(fixtures.init_bare(tmp_path / "r.git"), ("alice", "a"), ("bob", "b"))
-    fixtures.commit_file(alice.clone, "api.proto", "syntax = 1;\n")
-    alice.git("push", "--quiet", "origin", "main")
-    bob.git("pull", "--quiet", "--ff-only", "origin", "main")
+    share_file([alice, bob])
     # the repository moved: its id follows the URL, so this is a project nobody owns or joined yet
     moved = str(tmp_path / "moved.git")
     fixtures.run_git(["clone", "--quiet", "--bare", str(tmp_path / "r.git"), moved], cwd=tmp_path)

@@ -17,7 +17,7 @@ from gitive.store import logs
 from gitive.team import invites
 from testing import fixtures, people
 from testing.lessons import hive_tips, propose
-from testing.machines import Fleet, Machine, make_key, one_line_error
+from testing.machines import Fleet, Machine, make_key, one_line_error, share_file
 
 
 def _v1_member(machine: str, person: str, name: str, admission: dict[str, Any] | None = None,
@@ -60,9 +60,7 @@ def _v1_team(fleet: Fleet, remote: Path) -> tuple[Machine, Machine, str]:
     alice.ok("sync")
     _append(alice, {"type": "project-member", "project": project, "person": "bob", "role": "member",
                     "confirmed": True})
-    fixtures.commit_file(alice.clone, "api.proto", "syntax = 1;\n")
-    alice.git("push", "--quiet", "origin", "main")
-    bob.git("pull", "--quiet", "--ff-only", "origin", "main")
+    share_file([alice, bob])
     lesson = propose(bob, "Run make gen after editing api.proto")
     _review(alice, lesson)
     for m in (alice, bob, alice):

@@ -23,7 +23,7 @@ from gitive.index.catchup import catch_up
 from gitive.team.hive import open_hive
 from testing import fixtures
 from testing.lessons import propose
-from testing.machines import Fleet, Machine, _environ
+from testing.machines import Fleet, Machine, _environ, share_file
 
 HOUR, DAY = 3_600_000, 86_400_000
 SEEDS = range(6)
@@ -37,9 +37,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     try:
         fleet = Fleet(base / "fleet")
         alice, bob = fleet.team(fixtures.init_bare(base / "remote.git"), ("alice", "a"), ("bob", "b"))
-        fixtures.commit_file(alice.clone, "api.proto", "syntax = 1;\n")
-        alice.git("push", "--quiet", "origin", "main")
-        bob.git("pull", "--quiet", "--ff-only", "origin", "main")
+        share_file([alice, bob])
         lessons = [propose(bob, f"Run make gen number {i} after editing api.proto") for i in range(len(SEEDS) + 4)]
         bob.ok("sync")
         alice.ok("sync")

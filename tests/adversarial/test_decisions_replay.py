@@ -16,7 +16,7 @@ from gitive.core.clock import now_ms
 from gitive.store import logs, refs
 from testing import fixtures
 from testing.lessons import propose
-from testing.machines import Fleet, Machine
+from testing.machines import Fleet, Machine, share_file
 
 HOUR = 3_600_000
 
@@ -28,9 +28,7 @@ def team(tmp_path: Any) -> list[Machine]:
     try:
         fleet = Fleet(tmp_path / "fleet")
         alice, bob = fleet.team(fixtures.init_bare(tmp_path / "remote.git"), ("alice", "a"), ("bob", "b"))
-        fixtures.commit_file(alice.clone, "api.proto", "syntax = 1;\n")
-        alice.git("push", "--quiet", "origin", "main")
-        bob.git("pull", "--quiet", "--ff-only", "origin", "main")
+        share_file([alice, bob])
         propose(bob, "Run make gen after editing api.proto")
         bob.ok("sync")
         alice.ok("sync")

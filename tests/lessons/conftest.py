@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from testing import fixtures, teams
-from testing.machines import Fleet, Machine
+from testing.machines import Fleet, Machine, share_file
 
 PROTO = "api.proto"
 
@@ -26,17 +26,6 @@ def fleet(place: teams.Place) -> Fleet:
 def bare_remote(place: teams.Place) -> Path:
     """An empty ``git init --bare`` repository (a remote reached by file path), at the fixed place."""
     return place.remote()
-
-
-def share_file(machines: list[Machine], name: str = PROTO, content: str = "syntax = \"proto3\";\n",
-               message: str = "add the api schema") -> str:
-    """Commit ``name`` on the first machine, push ``main``, and pull it on the others; return the commit."""
-    first, *rest = machines
-    commit = fixtures.commit_file(first.clone, name, content, message)
-    first.git("push", "--quiet", "origin", "main")
-    for m in rest:
-        m.git("pull", "--quiet", "--ff-only", "origin", "main")
-    return commit
 
 
 def _trio(live: Path) -> None:
