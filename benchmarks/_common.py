@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 T = TypeVar("T")
 
@@ -188,3 +188,71 @@ def run_deciding(argv: list[str], home: Path) -> int:
         return gitive([*argv, "--passphrase-stdin"])
     finally:
         sys.stdin = saved
+
+
+class Founded(NamedTuple):
+    """A benchmark's team: its bare remote, the founder's clone and home, and what signs the founder's entries."""
+
+    remote: Path
+    work: Path
+    home: Path
+    team_id: str
+    founder: str
+    key: Any  # the founder's machine key
+    signer: Any  # the founder's person key, unlocked: it gestures admissions
+
+
+def found_team(base: Path, person: str = "alice", machine: str = "founder-box", team: str = "bench-team"
+               ) -> Founded:
+    """A bare remote under ``base``, the founder's clone of it with one commit on ``main``, and a gitive team
+    founded there with ``gitive.enrolment.ops.found`` (the founder's person key created at test cost)."""
+    from gitive.core.keys import load_key
+    from gitive.enrolment import ops
+
+    remote, work, home = base / "remote.git", base / "founder-work", base / "founder-home"
+    git("init", "--quiet", "--bare", remote)
+    git("clone", "--quiet", f"file://{remote}", work)
+    (work / "README").write_text("gitive benchmark\n")
+    git("add", "README", cwd=work)
+    git("commit", "--quiet", "-m", "first commit", cwd=work)
+    git("push", "--quiet", "origin", "HEAD:refs/heads/main", cwd=work)
+    os.environ["GITIVE_HOME"] = str(home)
+    try:
+        signer = person_key(home)
+        founded = ops.found(work, person, machine, team, signer=signer)
+        key = load_key(home / "machine.key")
+    finally:
+        os.environ.pop("GITIVE_HOME", None)
+    return Founded(remote, work, home, founded.team_id, founded.machine, key, signer)
+
+
+def admit(team: Founded, members: Sequence[tuple[str, str, str]], role: str = "member") -> None:
+    """The founder admits each ``(machine id, person, machine name)`` with a gestured roster entry
+    (``logs.append``, as ``gitive invite``/``join`` would end up recording it); nothing is pushed."""
+    import pygit2
+
+    from gitive.core import gesture
+    from gitive.enrolment import ops
+    from gitive.store import logs
+
+    repo = pygit2.Repository(str(team.work))
+    for machine, person, name in members:
+        record = ops.member_record(machine, person, name, [], None, role=role)
+        logs.append(repo, team.key, team.team_id, "roster", {"team": True},
+                    gesture.sign(team.signer, team.team_id, team.founder, record))
+
+
+def fast_import(remote: Path, stream: Callable[[Any], bytes], jobs: Sequence[Any], chunksize: int = 1) -> None:
+    """Write the ``git fast-import`` commands ``stream`` makes for each job (in worker processes) into ``remote``."""
+    import multiprocessing
+
+    proc = subprocess.Popen(["git", "fast-import", "--quiet", "--done"], cwd=remote, stdin=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdin is not None
+    with multiprocessing.get_context("fork").Pool(os.cpu_count() or 1) as pool:
+        for chunk in pool.imap(stream, jobs, chunksize=chunksize):
+            proc.stdin.write(chunk)
+    proc.stdin.write(b"done\n")
+    proc.stdin.close()
+    if proc.wait() != 0:
+        raise RuntimeError(f"git fast-import failed: {proc.stderr.read().decode() if proc.stderr else ''}")

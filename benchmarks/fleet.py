@@ -40,10 +40,8 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import multiprocessing
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -178,69 +176,33 @@ def _machine_stream(job: tuple[int, str, int, int, int, int, int]) -> bytes:
 
 def generate(data_dir: Path, a: argparse.Namespace) -> dict[str, Any]:
     """Build the cached data set under ``data_dir`` (removed first) and return its description."""
-    import pygit2
-
-    from gitive.core import gesture
     from gitive.core.clock import now_ms
-    from gitive.core.keys import load_key
-    from gitive.enrolment import ops
-    from gitive.store import logs
 
     shutil.rmtree(data_dir, ignore_errors=True)
     data_dir.mkdir(parents=True)
-    remote, work, home = data_dir / "remote.git", data_dir / "founder-work", data_dir / "founder-home"
     per_log = max(1, a.entries // 5)
     print(f"generating {a.machines} machines x 5 logs x {per_log} entries in {data_dir}", file=sys.stderr)
     start = time.perf_counter()
     with c.step("bare remote, founder's clone, gitive team (ops.found)"):
-        c.git("init", "--quiet", "--bare", remote)
-        c.git("clone", "--quiet", f"file://{remote}", work)
-        (work / "README").write_text("gitive fleet benchmark\n")
-        c.git("add", "README", cwd=work)
-        c.git("commit", "--quiet", "-m", "first commit", cwd=work)
-        c.git("push", "--quiet", "origin", "HEAD:refs/heads/main", cwd=work)
-        os.environ["GITIVE_HOME"] = str(home)
-        try:
-            signer = c.person_key(home)
-            founded = ops.found(work, "alice", "founder-box", "fleet-team", signer=signer)
-            key = load_key(home / "machine.key")
-        finally:
-            os.environ.pop("GITIVE_HOME", None)
-        team_id, founder = founded.team_id, founded.machine
+        team = c.found_team(data_dir, team="fleet-team")
     with c.step(f"founder admits {a.machines} machines (logs.append of gestured member records)"):
-        repo = pygit2.Repository(str(work))
-        for i in range(a.machines):
-            record = ops.member_record(machine_of(i), f"dev{i}", f"box{i}", [], None)
-            logs.append(repo, key, team_id, "roster", TEAM_SCOPE, gesture.sign(signer, team_id, founder, record))
-        c.git("push", "--quiet", "origin", "refs/hive/*:refs/hive/*", cwd=work)
+        c.admit(team, [(machine_of(i), f"dev{i}", f"box{i}") for i in range(a.machines)])
+        c.git("push", "--quiet", "origin", "refs/hive/*:refs/hive/*", cwd=team.work)
     span = a.years * 365 * DAY_MS
     base_at = now_ms() - span - DAY_MS
     with c.step(f"sign {a.machines * 5 * per_log:,} entries and git fast-import them into the remote"):
-        jobs = [(i, team_id, per_log, a.machines, a.projects, base_at, span) for i in range(a.machines)]
-        _fast_import(remote, jobs)
+        jobs = [(i, team.team_id, per_log, a.machines, a.projects, base_at, span) for i in range(a.machines)]
+        c.fast_import(team.remote, _machine_stream, jobs, chunksize=4)
     with c.step("git gc on the remote (as a host would have packed it)"):
-        c.git("gc", "--quiet", cwd=remote)
+        c.git("gc", "--quiet", cwd=team.remote)
     with c.step("validate samples (every log of three machines verifies as a whole chain)"):
-        _validate(remote, team_id, a.machines, a.projects, per_log)
+        _validate(team.remote, team.team_id, a.machines, a.projects, per_log)
     meta = {"format": FORMAT_VERSION, "machines": a.machines, "per_log": per_log, "projects": a.projects,
-            "years": a.years, "team_id": team_id, "founder": founder, "entries": a.machines * 5 * per_log,
-            "objects_bytes": c.dir_size(remote / "objects"),
+            "years": a.years, "team_id": team.team_id, "founder": team.founder, "entries": a.machines * 5 * per_log,
+            "objects_bytes": c.dir_size(team.remote / "objects"),
             "generate_seconds": round(time.perf_counter() - start, 1)}
     (data_dir / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
     return meta
-
-
-def _fast_import(remote: Path, jobs: list[tuple[int, str, int, int, int, int, int]]) -> None:
-    proc = subprocess.Popen(["git", "fast-import", "--quiet", "--done"], cwd=remote, stdin=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
-    assert proc.stdin is not None
-    with multiprocessing.get_context("fork").Pool(os.cpu_count() or 1) as pool:
-        for chunk in pool.imap(_machine_stream, jobs, chunksize=4):
-            proc.stdin.write(chunk)
-    proc.stdin.write(b"done\n")
-    proc.stdin.close()
-    if proc.wait() != 0:
-        raise RuntimeError(f"git fast-import failed: {proc.stderr.read().decode() if proc.stderr else ''}")
 
 
 def _validate(remote: Path, team_id: str, machines: int, projects: int, per_log: int) -> None:

@@ -77,39 +77,20 @@ def build(base: Path, people: int, start: int) -> dict[str, Any]:
     import pygit2
 
     from gitive.core import gesture
-    from gitive.core.keys import load_key, machine_id
+    from gitive.core.keys import machine_id
     from gitive.enrolment import ops
     from gitive.index import obligations as table
     from gitive.store import logs
 
-    remote = base / "remote.git"
-    c.git("init", "--quiet", "--bare", remote)
-    work = base / "work"
-    c.git("clone", "--quiet", f"file://{remote}", work)
-    (work / "README").write_text("bench\n")
-    c.git("add", "README", cwd=work)
-    c.git("commit", "--quiet", "-m", "first", cwd=work)
-    c.git("push", "--quiet", "origin", "HEAD:refs/heads/main", cwd=work)
-    home = base / "founder-home"
-    os.environ["GITIVE_HOME"] = str(home)
-    try:
-        founder_signer = c.person_key(home)
-        founded = ops.found(work, "p0", "m0", "bench", signer=founder_signer)
-        founder_key = load_key(home / "machine.key")
-    finally:
-        os.environ.pop("GITIVE_HOME", None)
-    team_id, founder = founded.team_id, founded.machine
+    team = c.found_team(base, "p0", "m0", "bench")
+    remote, work, team_id, founder = team.remote, team.work, team.team_id, team.founder
+    founder_key, founder_signer = team.key, team.signer
     repo = pygit2.Repository(str(work))
     keys = [founder_key] + [_seed_key(f"machine/{i}") for i in range(1, people)]
     signers = [founder_signer] + [_signer(str(i)) for i in range(1, people)]
     anchor_key = _seed_key("anchor")
-    for i in range(1, people):
-        record = ops.member_record(machine_id(keys[i]), f"p{i}", f"m{i}", [], None)
-        logs.append(repo, founder_key, team_id, "roster", TEAM_SCOPE, gesture.sign(founder_signer, team_id, founder,
-                                                                                     record))
-    anchor = ops.member_record(machine_id(anchor_key), "anchor", "anchor", [], None, role="anchor")
-    logs.append(repo, founder_key, team_id, "roster", TEAM_SCOPE, gesture.sign(founder_signer, team_id, founder,
-                                                                                 anchor))
+    c.admit(team, [(machine_id(keys[i]), f"p{i}", f"m{i}") for i in range(1, people)])
+    c.admit(team, [(machine_id(anchor_key), "anchor", "anchor")], role="anchor")
     obligations: list[list[dict[str, Any]]] = []
     for i in range(people):
         me = machine_id(keys[i])

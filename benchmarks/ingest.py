@@ -29,7 +29,6 @@ import argparse
 import cProfile
 import io
 import json
-import multiprocessing
 import os
 import pstats
 import shutil
@@ -109,53 +108,21 @@ def _machine_stream(job: tuple[int, str, int, int]) -> bytes:
 
 def generate(data_dir: Path, machines: int, entries: int, gc: bool) -> dict[str, Any]:
     """Build the cached data set under ``data_dir`` (removed first) and return its description."""
-    import pygit2
-
-    from gitive.core import gesture
     from gitive.core.clock import now_ms
-    from gitive.core.keys import load_key
-    from gitive.enrolment import ops
-    from gitive.store import logs
 
     shutil.rmtree(data_dir, ignore_errors=True)
     data_dir.mkdir(parents=True)
-    remote, work, home = data_dir / "remote.git", data_dir / "founder-work", data_dir / "founder-home"
     print(f"generating {machines} machines x {entries} entries in {data_dir}", file=sys.stderr)
     start = time.perf_counter()
     with c.step("bare remote, founder's clone, gitive team (ops.found)"):
-        c.git("init", "--quiet", "--bare", remote)
-        c.git("clone", "--quiet", f"file://{remote}", work)
-        (work / "README").write_text("gitive ingest benchmark\n")
-        c.git("add", "README", cwd=work)
-        c.git("commit", "--quiet", "-m", "first commit", cwd=work)
-        c.git("push", "--quiet", "origin", "HEAD:refs/heads/main", cwd=work)
-        os.environ["GITIVE_HOME"] = str(home)
-        try:
-            signer = c.person_key(home)  # the founder's person key: it gestures the admissions below
-            founded = ops.found(work, "alice", "founder-box", "bench-team", signer=signer)
-            key = load_key(home / "machine.key")
-        finally:
-            os.environ.pop("GITIVE_HOME", None)
-        team_id, founder = founded.team_id, founded.machine
+        team = c.found_team(data_dir)
+    remote, team_id, founder = team.remote, team.team_id, team.founder
     with c.step(f"founder admits {machines} machines (logs.append of member records)"):
-        repo = pygit2.Repository(str(work))
-        for i in range(machines):
-            record = ops.member_record(bench_machine(i), f"dev{i}", f"box{i}", [], None)
-            logs.append(repo, key, team_id, "roster", TEAM_SCOPE, gesture.sign(signer, team_id, founder, record))
-        c.git("push", "--quiet", "origin", "refs/hive/*:refs/hive/*", cwd=work)
+        c.admit(team, [(bench_machine(i), f"dev{i}", f"box{i}") for i in range(machines)])
+        c.git("push", "--quiet", "origin", "refs/hive/*:refs/hive/*", cwd=team.work)
     base_at = now_ms() - (entries + 10) * 1000
     with c.step(f"sign {machines * entries:,} entries and git fast-import them into the remote"):
-        jobs = [(i, team_id, entries, base_at) for i in range(machines)]
-        proc = subprocess.Popen(["git", "fast-import", "--quiet", "--done"], cwd=remote, stdin=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
-        assert proc.stdin is not None
-        with multiprocessing.get_context("fork").Pool(os.cpu_count() or 1) as pool:
-            for chunk in pool.imap(_machine_stream, jobs):
-                proc.stdin.write(chunk)
-        proc.stdin.write(b"done\n")
-        proc.stdin.close()
-        if proc.wait() != 0:
-            raise RuntimeError(f"git fast-import failed: {proc.stderr.read().decode() if proc.stderr else ''}")
+        c.fast_import(remote, _machine_stream, [(i, team_id, entries, base_at) for i in range(machines)])
     before = c.dir_size(remote / "objects")
     if gc:
         with c.step("git gc on the remote (as a host would have packed it)"):
