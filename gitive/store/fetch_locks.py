@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import time
 from pathlib import Path
 from typing import NamedTuple
 
 from gitive.constants import REMOTES_REF_PREFIX
+from gitive.store.refs import log_removed
 
 _UPDATERS = (b"fetch", b"pull", b"remote", b"fetch-pack", b"remote-https", b"remote-http", b"receive-pack")
-RECOVERED_LOG = "ref-locks.log"  # the same log as gitive.store.refs writes for its own ref locks
 
 
 class Lock(NamedTuple):
@@ -101,9 +100,4 @@ def clear_stale(gitdir: Path, worktree: Path | None, remote: str) -> tuple[list[
 
 
 def _log(gitdir: Path, removed: list[Path]) -> None:
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    with contextlib.suppress(OSError):
-        (gitdir / "gitive").mkdir(exist_ok=True)
-        with open(gitdir / "gitive" / RECOVERED_LOG, "a") as fh:
-            for path in removed:
-                fh.write(f"{stamp} removed {path.relative_to(gitdir)}: left by a git fetch that died\n")
+    log_removed(gitdir, [f"{path.relative_to(gitdir)}: left by a git fetch that died" for path in removed])

@@ -230,11 +230,18 @@ def _clear(repo: pygit2.Repository, name: str, holder: Holder) -> None:
     _note_path(repo, name).unlink(missing_ok=True)
     who = (f"pid {holder.pid} ({holder.command or 'unknown command'}), which died" if holder.pid is not None
            else f"no recorded holder, {holder.age:.0f} s old")
+    log_removed(Path(repo.path), [f"{name}.lock: {who}"])
+
+
+def log_removed(gitdir: Path, removed: list[str]) -> None:
+    """Say in ``<git dir>/gitive/ref-locks.log`` which stale locks were removed and whose they were (one
+    stamped line each): gitive's own (:func:`_clear`) and those a killed ``git fetch`` left
+    (:mod:`gitive.store.fetch_locks`)."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     with contextlib.suppress(OSError):
-        (Path(repo.path) / "gitive").mkdir(exist_ok=True)
-        with open(Path(repo.path) / "gitive" / RECOVERED_LOG, "a") as fh:
-            fh.write(f"{stamp} removed {name}.lock: {who}\n")
+        (gitdir / "gitive").mkdir(exist_ok=True)
+        with open(gitdir / "gitive" / RECOVERED_LOG, "a") as fh:
+            fh.writelines(f"{stamp} removed {line}\n" for line in removed)
 
 
 class _Moved(Exception):
