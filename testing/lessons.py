@@ -160,6 +160,22 @@ def propose(machine: Machine, text: str, *args: str, kind: str = "Gotcha", evide
     return out
 
 
+def reviewed_with_edit(trio: Sequence[Machine], text: str, edit: str) -> str:
+    """alice's agent proposes ``text``; alice confirms bob as a project member; bob approves it with ``edit`` at
+    his terminal; everyone syncs, so the original and the edit are on every machine and the remote. Returns the
+    lesson's id."""
+    a, b, c = trio
+    lesson = propose(a, text)
+    code, out = as_person(a, "project", "confirm", "bob", answers=[("Confirm bob", "y\n"), PASSPHRASE_ANSWER])
+    assert code == 0, out
+    for m in (a, b):
+        m.ok("sync")
+    confirmed(b, "review", "approve", lesson, "--text", edit)
+    for m in (b, a, c):
+        m.ok("sync")
+    return lesson
+
+
 def hive_tips(machine: Machine) -> dict[str, str]:
     """Every ``refs/hive*`` tip in every repository this machine writes to: its clone, the team store under
     its home, and its personal store; keys are ``<repository>:<ref>``."""

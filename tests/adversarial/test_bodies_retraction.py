@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from testing.bodies import reachable_text
-from testing.lessons import PASSPHRASE_ANSWER, as_person, confirmed, index_db, propose
-from testing.machines import Fleet, Machine
+from testing.lessons import confirmed, index_db, reviewed_with_edit
+from testing.machines import Fleet, Machine, share_file
 
 ORIGINAL = "Customer zebracorp-4471 still calls the legacy endpoint"
 EDIT = "Customer zebracorp-4471 (Zebra Corp) still calls the legacy v1 endpoint"
@@ -23,8 +23,6 @@ TEXTS = [ORIGINAL, EDIT, LATE_EDIT]
 
 @pytest.fixture
 def trio(tmp_path: Path, bare_remote: Path) -> list[Machine]:
-    from tests.lessons.conftest import share_file
-
     machines = Fleet(tmp_path / "fleet").team(bare_remote, ("alice", "a"), ("bob", "b"), ("carol", "c"))
     share_file(machines)
     return machines
@@ -46,14 +44,7 @@ def _found(machines: list[Machine], remote: Path) -> dict[str, list[str]]:
 def test_retraction_leaves_no_derived_text_reachable_in_any_clone_or_the_remote(
         trio: list[Machine], bare_remote: Path) -> None:
     a, b, c = trio
-    lesson = propose(a, ORIGINAL)
-    code, out = as_person(a, "project", "confirm", "bob", answers=[("Confirm bob", "y\n"), PASSPHRASE_ANSWER])
-    assert code == 0, out
-    for m in (a, b):
-        m.ok("sync")
-    confirmed(b, "review", "approve", lesson, "--text", EDIT)
-    for m in (b, a, c):
-        m.ok("sync")
+    lesson = reviewed_with_edit(trio, ORIGINAL, EDIT)
     assert c.json("lessons", "show", lesson)["text"] == EDIT
     assert set(_found(trio, bare_remote)) == set(_git_dirs(trio, bare_remote))  # the texts are really there
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from testing.lessons import PASSPHRASE_ANSWER, as_person, confirmed, index_db, propose
-from testing.machines import Fleet, Machine
+from testing.lessons import confirmed, index_db, reviewed_with_edit
+from testing.machines import Fleet, Machine, share_file
 from testing.residue import file_hits, object_hits, ref_hits
 
 ORIGINAL = "Customer zebracorpq still calls the legacy endpoint"
@@ -26,8 +26,6 @@ NEEDLES = [ORIGINAL, EDIT, "zebracorpq", "wombatdraxx"]
 
 @pytest.fixture
 def trio(tmp_path: Path, bare_remote: Path) -> list[Machine]:
-    from tests.lessons.conftest import share_file
-
     machines = Fleet(tmp_path / "fleet").team(bare_remote, ("alice", "a"), ("bob", "b"), ("carol", "c"))
     share_file(machines)
     return machines
@@ -49,14 +47,7 @@ def _residue(machines: list[Machine], remote: Path) -> dict[str, object]:
 def test_one_sync_after_a_retraction_leaves_no_byte_of_the_text_on_any_machine(
         trio: list[Machine], bare_remote: Path) -> None:
     a, b, c = trio
-    lesson = propose(a, ORIGINAL)
-    code, out = as_person(a, "project", "confirm", "bob", answers=[("Confirm bob", "y\n"), PASSPHRASE_ANSWER])
-    assert code == 0, out
-    for m in (a, b):
-        m.ok("sync")
-    confirmed(b, "review", "approve", lesson, "--text", EDIT)
-    for m in (b, a, c):
-        m.ok("sync")
+    lesson = reviewed_with_edit(trio, ORIGINAL, EDIT)
     before = _residue(trio, bare_remote)
     for m in trio:  # the texts are really there to be found: in the index and in git, on every machine
         assert f"{m.name}: files in .git" in before and f"{m.name}: objects" in before, before
@@ -82,14 +73,7 @@ def test_a_late_re_push_of_a_retracted_body_is_refused_every_time(trio: list[Mac
     from testing.bodies import held_anywhere
 
     a, b, c = trio
-    lesson = propose(a, ORIGINAL)
-    code, out = as_person(a, "project", "confirm", "bob", answers=[("Confirm bob", "y\n"), PASSPHRASE_ANSWER])
-    assert code == 0, out
-    for m in (a, b):
-        m.ok("sync")
-    confirmed(b, "review", "approve", lesson, "--text", EDIT)
-    for m in (b, a, c):
-        m.ok("sync")
+    lesson = reviewed_with_edit(trio, ORIGINAL, EDIT)
     hashes = [c.json("lessons", "show", lesson)["body_hash"]]
     with index_db(b) as conn:
         hashes += [h for (h,) in conn.execute("SELECT edits FROM reviews WHERE about = ? AND edits IS NOT NULL",
