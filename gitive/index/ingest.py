@@ -256,7 +256,7 @@ def ingest(conn: sqlite3.Connection, stores: list[Repo], team_id: str, founder: 
                          "DO UPDATE SET tip = excluded.tip", moved_bodies)
         for repo in stores:
             _pin(conn, repo, me)
-        moved = None if _scrub_due(conn) else {body_tables.body_ref_machine(name) or "" for _, name, _ in moved_bodies}
+        moved = None if scrub.due(conn) else {body_tables.body_ref_machine(name) or "" for _, name, _ in moved_bodies}
         purge = body_tables.drop_refused_copies(conn, stores, moved) if moved is None or moved else {}
         conn.execute("COMMIT")
     except BaseException:
@@ -267,10 +267,6 @@ def ingest(conn: sqlite3.Connection, stores: list[Repo], team_id: str, founder: 
             maintenance.purge(repo, purge[repo.path])
     scrub.scrub_if_due(conn)  # a tombstone applied above: its text leaves the file's bytes too
     return report
-
-
-def _scrub_due(conn: sqlite3.Connection) -> bool:
-    return conn.execute("SELECT 1 FROM meta WHERE key = ?", (scrub.DUE,)).fetchone() is not None
 
 
 def _ingest_all(conn: sqlite3.Connection, team_id: str, founder: str, work: list[Work], parked: list[Work],

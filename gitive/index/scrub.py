@@ -23,13 +23,18 @@ def mark(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT OR REPLACE INTO meta VALUES (?, '1')", (DUE,))
 
 
+def due(conn: sqlite3.Connection) -> bool:
+    """Whether a retraction asked for a scrub that has not been done yet."""
+    return conn.execute("SELECT 1 FROM meta WHERE key = ?", (DUE,)).fetchone() is not None
+
+
 def scrub_if_due(conn: sqlite3.Connection) -> bool:
     """Merge the search index and truncate the WAL if a retraction asked for it; true when the file is clean.
 
     Runs only outside a transaction. Atomic per step: the merge commits on its own, the checkpoint either
     completes (the mark is cleared) or leaves the mark for the next writer.
     """
-    if conn.in_transaction or not conn.execute("SELECT 1 FROM meta WHERE key = ?", (DUE,)).fetchone():
+    if conn.in_transaction or not due(conn):
         return False
     conn.execute("BEGIN IMMEDIATE")
     try:
