@@ -151,8 +151,11 @@ def _index_state(machine: Machine) -> tuple[str, str, list[str]]:
 
 
 def _home_files(machine: Machine) -> dict[str, tuple[int, int]]:
+    """Every stored file's size and time. Not a WAL database's ``-shm``: that is SQLite's shared memory (the
+    WAL's index and each reader's read mark), written by every reader by design and holding no data; what the
+    database holds is in the main file and its ``-wal``, which are compared."""
     return {str(p.relative_to(machine.home)): (p.stat().st_size, p.stat().st_mtime_ns)
-            for p in sorted(machine.home.rglob("*")) if p.is_file()}
+            for p in sorted(machine.home.rglob("*")) if p.is_file() and not p.name.endswith(".sqlite-shm")}
 
 
 def _crawl(server: Server, lessons: dict[str, str]) -> set[str]:
