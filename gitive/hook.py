@@ -340,6 +340,9 @@ def _compose(adapter: Adapter, kind: str, payload: dict[str, Any], event: dict[s
         text, taken = _pack(prepared_head() if kind == "session-start" else None, [c["frame"] for c in lessons],
                             cap)
         chosen = [c["id"] for c in lessons[:taken]]
+        if taken < len(lessons):  # not queued: the next call that calls for them brings them
+            book.miss("no-room", f"{len(lessons) - taken} lesson(s) did not fit the {cap} bytes left in this "
+                      "reply after the items it owed first")
         if owed_here and fits(joined := SEPARATOR.join(t for t in (text, owed_here) if t), cap):
             text = joined
         room = cap - len(text.encode("utf-8", "surrogatepass")) - (len(SEPARATOR) if text else 0)

@@ -128,6 +128,27 @@ def test_an_item_without_room_waits_is_recorded_and_goes_first_next_call(team_re
     assert third.out == claude_shape("PostToolUse", MESSAGE)
 
 
+def test_a_lesson_without_room_after_a_deferred_item_is_recorded_and_comes_at_the_next_call(
+        team_repo: TeamRepo, short_home: Path) -> None:
+    """The deferred item goes first and takes the room; the edited file's lesson, which is not queued, was
+    dropped without a word. It is recorded, and the next edit of that file brings it."""
+    cap = ADAPTERS["claude"].cap
+    big = '<team-message from="bob/x" id="m9">\n' + "x" * (cap - 80) + "\n</team-message>"
+    sdir = put("claude", session_of("claude", "post-tool-edit", team_repo.path), big, "m9")
+    first = feed("claude", "post-tool", "post-tool-edit", team_repo.path)
+    assert first.out == claude_shape("PostToolUse", team_repo.settings.frame())  # the message waits
+    migrate = payload("claude", "post-tool-edit", team_repo.path)
+    migrate["tool_input"]["file_path"] = str(team_repo.path / "src/db/migrate.py")
+    second = run_hook("claude", "post-tool", stdin=json.dumps(migrate).encode())
+    assert second.out == claude_shape("PostToolUse", big), second.err  # the deferred item first, whole
+    assert len(listing(sdir, "done")) == 1
+    [missed] = [e for e in logged("delivery.missed") if e["delivery"]["reason"] == "no-room"]
+    assert missed["delivery"]["hook"] == "post-tool" and "1 lesson(s) did not fit" in missed["delivery"]["what"]
+    migrate["tool_use_id"] = "toolu_again"
+    third = run_hook("claude", "post-tool", stdin=json.dumps(migrate).encode())
+    assert third.out == claude_shape("PostToolUse", team_repo.migrate.frame())
+
+
 def test_an_unreadable_item_is_skipped_and_the_rest_delivered(team_repo: TeamRepo, short_home: Path) -> None:
     session = session_of("claude", "post-tool-bash-ok", team_repo.path)
     sdir = put("claude", session)
