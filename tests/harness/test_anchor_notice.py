@@ -1,6 +1,6 @@
-"""Real Claude Code (``claude -p``) in alice's clone, her daemon running, on a team with an anchor: the anchor's
-notice for alice waits for a breakpoint (a test run) and then reaches the model at the session's next call, as a
-system-role turn, once, under load.
+"""Real Claude Code (``claude -p``) and Codex CLI (``codex exec``) in alice's clone, her daemon running, on a team
+with an anchor: the anchor's notice for alice waits for a breakpoint (a test run) and then reaches the model at
+the session's next call, in gitive's own role (Claude: system; Codex: developer), once, under load.
 
 While the model "thinks" about the first request, bob merges the branch alice's obligation waits for and the
 anchor ticks (in this process, :class:`testing.anchor.Ticker`): the gate delivers an attention item to alice, and
@@ -16,7 +16,8 @@ import contextlib
 import json
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ import pytest
 from testing import anchor as anchoring
 from testing import live
 from testing.anchor import MERGED, AnchoredTeam, Ticker, merge, owe, push_branch
-from testing.harness import claude
+from testing.harness import claude, codex
 from testing.harness.claims import Claims, first_with, gitive_marks, roles_of
 from testing.harness.script import Call, Script, Text
 from testing.harness.server import ModelServer
@@ -36,6 +37,11 @@ PROMPT = "Run the project's tests, then tell me they pass."
 FINAL = "The tests pass."
 ACTION = "tell bob the billing export is merged and ready for his report"
 TESTS = "python3 -m unittest discover -s tests -q"
+# harness: (its module, how its model runs a shell command, the role gitive's context lands in)
+HARNESSES: dict[str, tuple[Any, Callable[[str, str], Call], str]] = {
+    "claude": (claude, lambda cmd, why: Call("Bash", {"command": cmd, "description": why}), "system"),
+    "codex": (codex, lambda cmd, why: Call("exec_command", {"cmd": cmd}), "developer"),
+}
 SMOKE = "import unittest\n\n\nclass Smoke(unittest.TestCase):\n    def test_ok(self):\n        self.assertTrue(True)\n"
 
 
@@ -60,11 +66,11 @@ def anchored(anchored_template: Path) -> Iterator[AnchoredTeam]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-def _live_session(team: AnchoredTeam) -> str | None:
-    """The Claude session id alice's daemon counts live (its SessionStart seen), if any."""
+def _live_session(team: AnchoredTeam, harness: str) -> str | None:
+    """The session id alice's daemon counts live for ``harness`` (its SessionStart seen), if any."""
     with contextlib.closing(live.daemon_db(team.alice)) as db:
         try:
-            rows = db.execute("SELECT key FROM sessions WHERE key LIKE 'claude:%'").fetchall()
+            rows = db.execute("SELECT key FROM sessions WHERE key LIKE ?", (f"{harness}:%",)).fetchall()
         except Exception:  # the daemon makes its tables on its first round
             return None
     return rows[0][0].split(":", 1)[1] if rows else None
@@ -79,17 +85,21 @@ def _item_state(team: AnchoredTeam, item: str) -> str | None:
     return row[0] if row else None
 
 
-def _notice_spooled(team: AnchoredTeam, session: str) -> bool:
+def _notice_spooled(team: AnchoredTeam, harness: str, session: str) -> bool:
     from gitive.capture import spool
 
     with live.on(team.alice):
         return any('from="anchor"' in str(item.get("frame")) for _, item in
-                   spool.ready(spool.session_dir("claude", session)))
+                   spool.ready(spool.session_dir(harness, session)))
 
 
+@pytest.mark.parametrize("harness", sorted(HARNESSES))
 def test_the_anchors_notice_reaches_the_model_at_the_call_after_a_breakpoint(anchored: AnchoredTeam,
                                                                              model: ModelServer,
-                                                                             claude_bin: object) -> None:
+                                                                             harness: str,
+                                                                             request: pytest.FixtureRequest) -> None:
+    request.getfixturevalue(f"{harness}_bin")
+    module, shell, role = HARNESSES[harness]
     team = anchored
     team.alice.decided("gate", "live")
     push_branch(team.bob, "billing-export", path="billing.py")
@@ -98,14 +108,14 @@ def test_the_anchors_notice_reaches_the_model_at_the_call_after_a_breakpoint(anc
     tick()  # the baseline: nothing merged yet
     (team.alice.clone / "tests").mkdir(exist_ok=True)
     (team.alice.clone / "tests" / "test_smoke.py").write_text(SMOKE)
-    install(team.alice, "claude")
-    home = team.base / "claude-home"
+    install(team.alice, harness)
+    home = team.base / f"{harness}-home"
     home.mkdir()
     seen: dict[str, Any] = {}
 
     def fire() -> None:
         """With alice's session live: bob merges, the anchor decides, alice's daemon takes the item and holds it."""
-        seen["session"] = live.wait_for(lambda: _live_session(team), "alice's session live", timeout=90, every=0.5)
+        seen["session"] = live.wait_for(lambda: _live_session(team, harness), "alice's session live", timeout=90, every=0.5)
         merge(team.bob, "billing-export")
         seen["delivered"] = tick().gate.get("delivered")
         seen["item"] = next(f["item"] for f in anchoring.firing_entries(team.anchor))
@@ -114,16 +124,13 @@ def test_the_anchors_notice_reaches_the_model_at_the_call_after_a_breakpoint(anc
 
     def spooled() -> None:
         """After the test run (a breakpoint): the daemon shows the item and spools the notice."""
-        live.wait_for(lambda: _notice_spooled(team, seen["session"]), "the notice in the session's spool",
+        live.wait_for(lambda: _notice_spooled(team, harness, seen["session"]), "the notice in the session's spool",
                       timeout=90, every=0.5)
 
-    model.script = Script([
-        Call("Bash", {"command": TESTS, "description": "run the tests"}, before=fire),
-        Call("Bash", {"command": "git status --short", "description": "check the tree"}, before=spooled),
-        Text(FINAL),
-    ])
+    model.script = Script([replace(shell(TESTS, "run the tests"), before=fire),
+                           replace(shell("git status --short", "check the tree"), before=spooled), Text(FINAL)])
     with live.real_daemon(team.alice, interval=1), cpu_load(per_core=2, seconds=300) as load:
-        run = claude.session(model, team.alice.clone, home, team.alice.home, PROMPT)
+        run = module.session(model, team.alice.clone, home, team.alice.home, PROMPT)
     claims = Claims(run, "load" if load.count else "idle")
     views = run.views()
     claims.check("exits 0 with the script's answer", run.code == 0 and FINAL in run.out, f"exit {run.code}")
@@ -136,8 +143,8 @@ def test_the_anchors_notice_reaches_the_model_at_the_call_after_a_breakpoint(anc
     claims.check("the notice is in no request before the breakpoint's result (requests 0 and 1)",
                  at is None or at >= 2, f"first in {at}")
     claims.check("the notice reaches the model within two calls of the breakpoint", at in (2, 3), f"first in {at}")
-    claims.check("it arrives as a system-role turn, framed as the anchor's",
-                 at is not None and roles_of(views[at], ACTION) == ["system"]
+    claims.check(f"it arrives as a {role}-role turn, framed as the anchor's",
+                 at is not None and roles_of(views[at], ACTION) == [role]
                  and 'from="anchor"' in views[at].joined(), str(at is not None and roles_of(views[at], ACTION)))
     carried = [i for i, v in enumerate(views) if ACTION in v.joined()]
     claims.check("it is carried once: every later request holds that same one turn, no second copy",
