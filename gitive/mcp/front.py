@@ -1,9 +1,13 @@
 """``gitive mcp`` starts here: a standard-library front that owns stdin and stdout and hands over to the SDK.
 
 Harnesses drop a server that is slow to answer ``initialize`` (Claude Code gives up after about 6 s and starts
-the session without its tools), and the SDK alone takes 0.7 s of CPU to import, several seconds on a busy
+the session without its tools), and the SDK alone takes 0.7 to 1.5 s of CPU to import, several seconds on a busy
 machine. So the front answers the handshake and the tool list from the tool table at once
-(:mod:`gitive.mcp.wire`), and only then loads the SDK, pygit2 and the index on a thread of their own:
+(:mod:`gitive.mcp.wire`), and loads the SDK, pygit2 and the index on a thread of their own only when a request
+needs them, or :data:`WARM_SECONDS` into the connection. A harness runs its hooks and its model turn in those
+first seconds, and a ``claude -p`` session that calls no gitive tool is over before then: loading the SDK at
+the handshake took that CPU from the session (``claude -p "say hi"`` took 0.9 s longer with ``gitive mcp``
+than without on two quiet cores, benchmarks/claude_overhead.py):
 
 - **Everything reaches the SDK, in order.** A message the front answered is passed on too, under a private id,
   so the SDK's state (the era, the negotiated version, the client's capabilities) is what it would be without
@@ -13,6 +17,8 @@ machine. So the front answers the handshake and the tool list from the tool tabl
   JSON gets a parse error at once, as JSON-RPC asks.
 - **Every call is answered before exit.** When stdin closes, the front waits until the SDK has answered every
   request it was handed (up to :data:`DRAIN_SECONDS`), then stops it. The SDK alone cancels them at EOF.
+  SIGINT and SIGTERM end the process at once: that is how a client stops its server (Claude Code sends SIGINT,
+  then SIGTERM 100 ms later, and waits for the exit), so nothing it could still read is owed.
 - **stdout is the wire only.** fd 1 points at stderr while serving and fd 0 at the null device, so nothing a
   library or a git child prints can corrupt a message, and no child reads the client's input.
 
@@ -24,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import signal
 import sys
 import threading
 import time
@@ -34,7 +41,7 @@ from gitive.mcp import wire
 from gitive.mcp.schema import clean
 
 DRAIN_SECONDS = 120.0  # how long answers still in work may take after stdin closes
-HANDSHAKE_SECONDS = 0.5  # the SDK starts loading this long after the first early answer, at the latest
+WARM_SECONDS = 10.0  # the SDK starts loading this long after the first message, if no request needed it before
 MAX_LINE = 8 * 1024 * 1024  # bytes of one message
 PRIVATE = "gitive-front-"  # prefix of the ids the front gives the copies it hands on
 PARSE_ERROR, INVALID_REQUEST, INTERNAL_ERROR = -32700, -32600, -32603
@@ -83,7 +90,7 @@ class Front:
             self.seq += 1
             private = f"{PRIVATE}{self.seq}"
             self.copies[private] = result
-            self.hand_on({**message, "id": private}, start=message.get("method") == "tools/list")
+            self.hand_on({**message, "id": private}, start=False)
         else:
             self._expect(message)
             self.hand_on(message, start="id" in message)
@@ -100,16 +107,15 @@ class Front:
                 self.settled.notify_all()
 
     def hand_on(self, message: dict[str, Any], *, start: bool) -> None:
-        """Queue ``message`` for the SDK. The SDK starts loading once the handshake is over (the tool list
-        answered, or a request the front cannot answer), or :data:`HANDSHAKE_SECONDS` after the first message:
-        loading it at once would take CPU from the answers a harness is waiting for on a busy machine."""
+        """Queue ``message`` for the SDK. The SDK starts loading at the first request the front cannot answer,
+        or :data:`WARM_SECONDS` after the first message, so that a later first tool call finds it loaded."""
         if self.broken:
             return self._refuse(message)
         self.inbox.put(message)
         if start:
             self.start_sdk()
         elif self.sdk is None and self.timer is None:
-            self.timer = threading.Timer(HANDSHAKE_SECONDS, self.start_sdk)
+            self.timer = threading.Timer(WARM_SECONDS, self.start_sdk)
             self.timer.daemon = True
             self.timer.start()
         return None
@@ -235,8 +241,17 @@ def _claim_stdio() -> tuple[IO[bytes], IO[bytes]]:
     return wire_in, wire_out
 
 
+def _stop_at_once(signum: int, frame: Any) -> None:
+    """SIGINT or SIGTERM: the client is stopping this server. Exit now, without the interpreter's teardown of
+    the SDK (which made Claude Code wait out its 100 ms before SIGTERM at the end of every session)."""
+    sys.stderr.flush()
+    os._exit(0)
+
+
 def main(repo: Path | str | None = None) -> int:
-    """Serve MCP over this process's stdin and stdout until the client closes stdin."""
+    """Serve MCP over this process's stdin and stdout until the client closes stdin or stops it by a signal."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _stop_at_once)
     wire_in, wire_out = _claim_stdio()
     front = Front(repo, wire_out)
     front.serve(wire_in)
