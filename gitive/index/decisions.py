@@ -67,11 +67,29 @@ def note(conn: sqlite3.Connection, report: Report | None, author: str, log: str,
     if sig is None or subject is None:
         return None
     stamp = decisions.stamp_of(record)
+    if not _bound(conn, author, record):
+        # A gesture binds the machine that wrote it, so a copy lifted into another machine's log does not verify
+        # there. Such a copy counts nowhere and, above all, never competes for the first appearance: a member's
+        # agent could otherwise append an admin's decision to its own log, dated a day back, and make the real
+        # one a "replay" (seen on reviews: a verified lesson went back to proposed on every reader).
+        conn.execute("INSERT OR IGNORE INTO decisions VALUES (?,?,?,?,?,?,?,?,?,?)",
+                     (author, log, seq, record["type"], subject, f"unbound/{author}/{sig}",
+                      stamp.n if stamp else None, stamp.at if stamp else None, at, REPLAY))
+        return subject
     conn.execute("INSERT OR IGNORE INTO decisions VALUES (?,?,?,?,?,?,?,?,?,?)",
                  (author, log, seq, record["type"], subject, sig, stamp.n if stamp else None,
                   stamp.at if stamp else None, at, COUNTS))
     _recount(conn, report or Report(), sig, now_ms())
     return subject
+
+
+def _bound(conn: sqlite3.Connection, author: str, record: dict[str, Any]) -> bool:
+    """Whether the record's gesture verifies for ``author`` (whoever's key it is: that is the roster's question)."""
+    from gitive.core import gesture  # PyNaCl: only where a decision is projected
+    from gitive.index.db import TEAM_META, meta_get
+
+    team_id = meta_get(conn, TEAM_META)
+    return team_id is None or gesture.key_of(team_id, author, record) is not None
 
 
 def _recount(conn: sqlite3.Connection, report: Report, sig: str, now: int) -> None:
