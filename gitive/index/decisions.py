@@ -86,10 +86,10 @@ def note(conn: sqlite3.Connection, report: Report | None, author: str, log: str,
 def _bound(conn: sqlite3.Connection, author: str, record: dict[str, Any]) -> bool:
     """Whether the record's gesture verifies for ``author`` (whoever's key it is: that is the roster's question)."""
     from gitive.core import gesture  # PyNaCl: only where a decision is projected
-    from gitive.index.db import TEAM_META, meta_get
 
-    team_id = meta_get(conn, TEAM_META)
-    return team_id is None or gesture.key_of(team_id, author, record) is not None
+    # db.TEAM_META, read here directly: index.db builds this module's table, so it cannot be imported back
+    row = conn.execute("SELECT value FROM meta WHERE key = 'team_id'").fetchone()
+    return row is None or gesture.key_of(row[0], author, record) is not None
 
 
 def _recount(conn: sqlite3.Connection, report: Report, sig: str, now: int) -> None:
