@@ -121,6 +121,7 @@ def move(
         old = old.strip() or (moved[0] if moved else "")
         if not old:
             raise GitiveError("gitive saw no other id for this repository; give the old one with --from ID")
+        project_links.check_id(old)
         gate.require_person("linking a moved project", scripted=stdin)
         if not stdin and not typer.confirm(f"Link project {old[:12]} to this repository's remote, signed as "
                                            "yourself?", default=False):

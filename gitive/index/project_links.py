@@ -147,6 +147,16 @@ def moved_from(hive: Hive) -> tuple[str, str] | None:
     return (old, label) if is_hex64(old) and old != hive.project_id else None
 
 
+def check_id(pid: str) -> None:
+    """Refuse anything but a project id before a person is asked for a passphrase.
+
+    Raises:
+        GitiveError: ``pid`` is not a project id.
+    """
+    if not is_hex64(pid):
+        raise GitiveError(f"{pid[:80]!r} is not a project id (64 hex characters; `gitive project --json` shows it)")
+
+
 def link(hive: Hive, conn: sqlite3.Connection, old: str, signer: Signer | None, now: int) -> dict[str, Any]:
     """Sign and append a link from project ``old`` to this repository's remote id, as this machine's person.
 
@@ -162,8 +172,7 @@ def link(hive: Hive, conn: sqlite3.Connection, old: str, signer: Signer | None, 
     from gitive.store import logs
     from gitive.team.projects import project_id, project_label
 
-    if not is_hex64(old):
-        raise GitiveError(f"{old[:80]!r} is not a project id (64 hex characters; `gitive project` shows ids)")
+    check_id(old)
     catch_up(hive, conn)
     person = deciding.decider(conn, hive.me, signer)
     if signer is None or not deciding.is_admin(conn, person):
