@@ -7,8 +7,9 @@ the time its entry claims. ``counted`` says how readers take it:
 - ``0``: a *replay*, another copy of a gesture already seen (reported as ``replay`` to ``gitive doctor``);
 - ``2``: dated more than the skew ahead: it waits, and :func:`ripen` counts it once its time comes.
 
-The first appearance is the copy with the lowest (entry time, log, seq): a function of the copies alone, so the
-incremental index equals a rebuild. For a stamped decision which copy counts changes nothing but the reference
+The first appearance is the copy with the lowest (entry time, log, seq) among those whose gesture verifies for
+their own author (a copy lifted into another machine's log never does, and counts nowhere): a function of the
+copies alone, so the incremental index equals a rebuild. For a stamped decision which copy counts changes nothing but the reference
 to it (an authorization is spent by gesture, not by copy); its order comes from its stamp.
 """
 
