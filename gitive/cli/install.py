@@ -245,14 +245,34 @@ def _standing() -> dict[str, Any]:
         if not removed and hive.index_path.exists():
             with connect(hive.index_path, readonly=True) as conn:
                 removed = deciding.removed(conn, hive.me)
+        moved = _moved(hive)
     except (GitiveError, OSError, sqlite3.Error):
         return {"removed": None}
-    return {"removed": removed, **({"notice": REMOVED} if removed else {})}
+    return {"removed": removed, **({"notice": REMOVED} if removed else {}), **({"moved": moved} if moved else {})}
+
+
+def _moved(hive: Any) -> str | None:
+    """What to run when this repository's remote changed and its project id with it (index.project_links)."""
+    from gitive.index import project_links
+    from gitive.team.projects import project_id
+
+    found = project_links.moved_from(hive)
+    if found is not None:
+        return (f"this repository's remote changed: it was project {found[1] or found[0][:12]}, whose lessons, "
+                "owners and members stay with that id until an admin runs `gitive project move`")
+    cache = hive.common_dir / "gitive" / "project-id"
+    if cache.exists() and cache.stat().st_mtime_ns < (hive.common_dir / "config").stat().st_mtime_ns \
+            and project_id(hive.project) != hive.project_id:
+        return ("this repository's remote changed since gitive last looked: `gitive project` says whether it is "
+                "still the same project, and `gitive project move` keeps it so")
+    return None
 
 
 def _print_status(found: dict[str, Any]) -> None:
     if found.get("standing", {}).get("removed"):
         console.print(f"[red]{found['standing']['notice']}[/]")
+    if found.get("standing", {}).get("moved"):
+        console.print(f"[yellow]{found['standing']['moved']}[/]")
     console.print(f"repository  {found['repository']}")
     for name, parts in found["harnesses"].items():
         line = "   ".join(f"{part} {_mark(p['works'], p['installed'])} ({p['path']})" for part, p in parts.items())

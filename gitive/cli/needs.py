@@ -28,13 +28,12 @@ def collect() -> tuple[str, int, list[Any]]:
     from gitive.index.refresh import fresh_index
     from gitive.needs import local, queue
     from gitive.team.hive import open_hive
-    from gitive.team.projects import project_id
 
     hive = open_hive()
     now = now_ms()
     with fresh_index(hive) as (conn, _), local.open_readonly() as db:
         person = gestures.person_here(conn, hive.me)
-        found = queue.build(conn, db, person, now, repo=hive.project, project=project_id(hive.project))
+        found = queue.build(conn, db, person, now, repo=hive.project, project=hive.project_id)
     return person, now, found
 
 

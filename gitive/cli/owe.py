@@ -82,7 +82,6 @@ def owe(
     from gitive.index import sync as syncing
     from gitive.index.refresh import fresh_index
     from gitive.team.hive import open_hive
-    from gitive.team.projects import project_id
 
     expires_ms = duration_ms(expires, "--expires")
     due = deadline_ms(deadline) if deadline else None
@@ -91,7 +90,7 @@ def owe(
         me = conn.execute("SELECT person FROM members WHERE machine = ?", (hive.me,)).fetchone()
         draft = obligations.Draft(owner or (me[0] if me else ""), when, do, to=to, deadline=due,
                                   expires_in_ms=expires_ms, files=files, source={"kind": "cli"})
-        done = obligations.record(hive, conn, draft, actor=_actor(), project=project_id(hive.project),
+        done = obligations.record(hive, conn, draft, actor=_actor(), project=hive.project_id,
                                   unlock=_unlock(stdin))
     report = None if no_push else syncing.run(hive)
     if as_json:
@@ -127,11 +126,10 @@ def owed(
     from gitive.anchor.obligations import records as obligations
     from gitive.index.refresh import fresh_index
     from gitive.team.hive import open_hive
-    from gitive.team.projects import project_id
 
     hive = open_hive()
     with fresh_index(hive) as (conn, _):
-        found = obligations.owed(conn, person=person, project=project_id(hive.project) if project else None,
+        found = obligations.owed(conn, person=person, project=hive.project_id if project else None,
                                  action=action, include_closed=everything)
         refused = obligations.refused(conn) if everything else []
         anchors = obligations.anchors(conn)

@@ -36,7 +36,6 @@ def _hand_task(brief: str, test: str, worker: str, base: str | None, target: str
     from gitive.index import sync as syncing
     from gitive.index.refresh import fresh_index
     from gitive.team.hive import open_hive
-    from gitive.team.projects import project_id
 
     seconds = _seconds(budget)
     hive = open_hive()
@@ -45,7 +44,7 @@ def _hand_task(brief: str, test: str, worker: str, base: str | None, target: str
     with fresh_index(hive) as (conn, _):
         draft = tasks.Draft(brief, branch, commit, test=test, worker=worker, kind=kind or "", budget_s=seconds,
                             owner=owner or "", target=target or "", source=source, marker=marker)
-        done = tasks.record(hive, conn, draft, actor=_actor(), project=project_id(hive.project))
+        done = tasks.record(hive, conn, draft, actor=_actor(), project=hive.project_id)
     report = None if no_push else syncing.run(hive)
     return done, ahead, bool(report and report.ok)
 

@@ -113,10 +113,9 @@ def _waiting(hive: Any, conn: Any, task: str | None) -> list[Any]:
     from gitive.anchor.prepared import reviewing, tasks
     from gitive.errors import GitiveError
     from gitive.index import deciding
-    from gitive.team.projects import project_id
 
     person, _ = deciding.me_as_member(conn, hive.me)
-    found = reviewing.waiting(conn, person, project_id(hive.project), everything=task is not None)
+    found = reviewing.waiting(conn, person, hive.project_id, everything=task is not None)
     if task is not None:
         wanted = tasks.resolve(conn, task)["id"]
         found = [w for w in found if w.task["id"] == wanted]

@@ -33,6 +33,7 @@ SUBJECTS: dict[str, tuple[str, ...]] = {
     "standing-state": ("standing",),
     "prefs": ("person",),
     "gate-live": ("person",),
+    "project-link": ("to",),
 }
 KINDS = tuple(SUBJECTS)
 

@@ -305,6 +305,11 @@ _FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
     # every valid record adds its globs, so an old one replayed takes nothing away.
     "outside-paths": {"v": ("format-version", True), "repo": ("hex", True), "paths": ("list", True),
                       "created": ("int", True), "gesture": ("gesture", False)},
+    # A project's new id is also its old one (docs/people.md, Projects that move): an admin's decision, with a
+    # gesture. Readers count v1 only; a repository whose remote id is `to` then reads as project `from`.
+    "project-link": {"v": ("format-version", True), "from": ("hex", True), "to": ("hex", True),
+                     "label": ("str", False), "was": ("str", False), "created": ("int", True),
+                     "gesture": ("gesture", False)},
     # Sealed scopes (docs/scopes.md): one epoch of a scope's key, sealed to each recipient machine (X25519 from
     # its machine key), with the keys of earlier epochs wrapped under it. `epoch` names the key, never shows it.
     "scope-key": {"v": ("format-version", True), "epoch": ("hex", True), "recipients": ("sealed-boxes", True),

@@ -402,7 +402,7 @@ def attach_hive(path: Path | str | None, team: str | None = None, source: Path |
     if existing:
         raise GitiveError(f"this repository already belongs to team {existing[:12]}; see `gitive team`")
     src = _team_for(project, team, source)
-    pid = projects.project_id(project)
+    pid = _linked_id(src, projects.project_id(project))
     if src.project_id == pid:
         raise GitiveError(f"this machine already works on this project in {src.project.workdir}: a second clone "
                           "would fork its log; use `git worktree add` there instead")
@@ -412,6 +412,22 @@ def attach_hive(path: Path | str | None, team: str | None = None, source: Path |
         raise GitiveError("this repository is the team's store already; see `gitive team`")
     _configure(project, store, src.team_id, src.founder)
     return AttachPlan(open_hive(path), src)
+
+
+def _linked_id(src: Hive, remote_id: str) -> str:
+    """The project id a repository with this remote id reads as in ``src``'s team (an admin may have linked a
+    moved remote to its old id: index.project_links), so a clone of a moved remote is still the same project."""
+    import sqlite3
+
+    from gitive.index import db, project_links
+
+    if not src.index_path.exists():
+        return remote_id
+    try:
+        with db.connect(src.index_path, readonly=True) as conn:
+            return project_links.resolve(conn, src.team_id, remote_id)
+    except sqlite3.Error:
+        return remote_id
 
 
 def _check_same_project(team_id: str, pid: str, project: Repo) -> None:

@@ -408,7 +408,7 @@ def connect(path: Path, *, readonly: bool = False, steps: list[tuple[str, Any]] 
         conn.close()
 
 
-TEAM_META = "team_id"  # set by the roster merge: the team gestures are bound to
+TEAM_META = "team_id"  # set by ingest and the roster merge: the team gestures are bound to (index.decisions reads it by name)
 
 
 def meta_get(conn: sqlite3.Connection, key: str) -> str | None:

@@ -7,8 +7,9 @@ the time its entry claims. ``counted`` says how readers take it:
 - ``0``: a *replay*, another copy of a gesture already seen (reported as ``replay`` to ``gitive doctor``);
 - ``2``: dated more than the skew ahead: it waits, and :func:`ripen` counts it once its time comes.
 
-The first appearance is the copy with the lowest (entry time, log, seq): a function of the copies alone, so the
-incremental index equals a rebuild. For a stamped decision which copy counts changes nothing but the reference
+The first appearance is the copy with the lowest (entry time, log, seq) among those whose gesture verifies for
+their own author (a copy lifted into another machine's log never does, and counts nowhere): a function of the
+copies alone, so the incremental index equals a rebuild. For a stamped decision which copy counts changes nothing but the reference
 to it (an authorization is spent by gesture, not by copy); its order comes from its stamp.
 """
 
@@ -67,11 +68,29 @@ def note(conn: sqlite3.Connection, report: Report | None, author: str, log: str,
     if sig is None or subject is None:
         return None
     stamp = decisions.stamp_of(record)
+    if not _bound(conn, author, record):
+        # A gesture binds the machine that wrote it, so a copy lifted into another machine's log does not verify
+        # there. Such a copy counts nowhere and, above all, never competes for the first appearance: a member's
+        # agent could otherwise append an admin's decision to its own log, dated a day back, and make the real
+        # one a "replay" (seen on reviews: a verified lesson went back to proposed on every reader).
+        conn.execute("INSERT OR IGNORE INTO decisions VALUES (?,?,?,?,?,?,?,?,?,?)",
+                     (author, log, seq, record["type"], subject, f"unbound/{author}/{sig}",
+                      stamp.n if stamp else None, stamp.at if stamp else None, at, REPLAY))
+        return subject
     conn.execute("INSERT OR IGNORE INTO decisions VALUES (?,?,?,?,?,?,?,?,?,?)",
                  (author, log, seq, record["type"], subject, sig, stamp.n if stamp else None,
                   stamp.at if stamp else None, at, COUNTS))
     _recount(conn, report or Report(), sig, now_ms())
     return subject
+
+
+def _bound(conn: sqlite3.Connection, author: str, record: dict[str, Any]) -> bool:
+    """Whether the record's gesture verifies for ``author`` (whoever's key it is: that is the roster's question)."""
+    from gitive.core import gesture  # PyNaCl: only where a decision is projected
+
+    # db.TEAM_META, read here directly: index.db builds this module's table, so it cannot be imported back
+    row = conn.execute("SELECT value FROM meta WHERE key = 'team_id'").fetchone()
+    return row is None or gesture.key_of(row[0], author, record) is not None
 
 
 def _recount(conn: sqlite3.Connection, report: Report, sig: str, now: int) -> None:

@@ -21,7 +21,7 @@ from gitive.index import bodies as body_tables
 from gitive.index import decisions, scrub, sealed, unsealing
 from gitive.index import entries as entry_rows
 from gitive.index import lessons as lesson_tables
-from gitive.index.db import meta_get, meta_set
+from gitive.index.db import TEAM_META, meta_get, meta_set
 from gitive.index.problems import Report, clear_chain_problems, record_problem
 from gitive.index.roster import recompute_roster
 from gitive.store import maintenance, refs, verify
@@ -242,6 +242,8 @@ def ingest(conn: sqlite3.Connection, stores: list[Repo], team_id: str, founder: 
     try:
         if me is not None and meta_get(conn, sealed.READER) != me:
             meta_set(conn, sealed.READER, me)  # whose personal scope this index shows
+        if meta_get(conn, TEAM_META) is None:  # the roster merge sets the same; decisions need it before (decisions)
+            meta_set(conn, TEAM_META, team_id)
         _ingest_all(conn, team_id, founder, work, parked, report, now, progress)
         # decisions dated ahead whose time has come now count: the lessons they decide are recomputed
         report.lessons_touched |= {decisions.about(s) for s in decisions.ripen(conn, now)

@@ -30,7 +30,7 @@ def ensure_member(hive: Hive, conn: sqlite3.Connection, signer: Signer | None = 
 
     Returns the role written, or None when a record already exists.
     """
-    project = projects.project_id(hive.project)
+    project = hive.project_id
     person = my_person(hive, conn)
     people = project_index.people(conn, project)
     if person in people:
@@ -55,7 +55,7 @@ def confirm(hive: Hive, conn: sqlite3.Connection, person: str, owner: bool = Fal
         GitiveError: ``person`` is not an active member of the team.
     """
     catch_up(hive, conn)
-    project = projects.project_id(hive.project)
+    project = hive.project_id
     me = deciding.decider(conn, hive.me, signer)
     if me not in project_index.owners(conn, project) and not deciding.is_admin(conn, me):
         who = ", ".join(project_index.who_confirms(conn, project)) or "an admin"

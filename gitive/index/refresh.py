@@ -39,11 +39,11 @@ def fresh_index(hive: Hive, progress: Progress | None = None) -> Iterator[tuple[
         with db.connect(hive.index_path, readonly=True) as conn:
             yield conn, Report()
         return
-    _cache_project_id(hive)
     moving = personal_migration.before_open(hive)
     with db.connect(hive.index_path) as conn:
         if moving:
             personal_migration.finish(hive, conn)
+        _cache_project_id(hive, conn)
         if _unchanged(conn, hive.store_dirs()):
             obligations.refresh(conn)  # its fingerprint query: a new index table still gets filled
             if notices.listening():  # standing notices are said on every command, not only after a change
@@ -57,6 +57,7 @@ def fresh_index(hive: Hive, progress: Progress | None = None) -> Iterator[tuple[
                                key=hive.machine_key if me is not None else None)
         if me is not None:
             _standing(hive, conn, me)
+        _cache_project_id(hive, conn, ingested=True)
         obligations.refresh(conn)  # a fingerprint query when nothing changed
         yield conn, report
 
@@ -172,28 +173,62 @@ def rebuild(hive: Hive, progress: Progress | None = None) -> Report:
         return report
 
 
-def _cache_project_id(hive: Hive) -> None:
+def _cache_project_id(hive: Hive, conn: sqlite3.Connection, ingested: bool = False) -> None:
     """Leave the project id where hooks can read it without blake3 (``<common git dir>/gitive/project-id``).
 
-    One file per repository, shared by its linked worktrees; recomputed when the repository's config (its
-    remotes) changed since it was written.
+    One file per repository, shared by its linked worktrees; worked out again when the repository's config (its
+    remotes) changed since it was written, or after an ingest (a ``project-link`` may have arrived). The id is
+    the remote's as an admin's links resolve it (index.project_links). When the remote moved and the id changed
+    with it, the old id is kept in ``project-moved`` until a link joins them (``gitive project move``).
     """
-    path = hive.common_dir / "gitive" / "project-id"
-    try:
-        if path.stat().st_mtime_ns >= (hive.common_dir / "config").stat().st_mtime_ns and path.read_text().strip():
-            return
-    except OSError:
-        pass
-    from gitive.team.projects import project_id
+    from gitive.index import project_links
 
-    pid = project_id(hive.project)
+    path = hive.common_dir / "gitive" / "project-id"
+    mark = _links_mark(conn)
     try:
-        if path.read_text().strip() == pid:
-            os.utime(path)  # fresh again against the config
-            return
+        remote_changed = path.stat().st_mtime_ns < (hive.common_dir / "config").stat().st_mtime_ns
     except OSError:
-        pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(pid + "\n")
-    os.replace(tmp, path)
+        remote_changed = True
+    if not (remote_changed or ingested) and db.meta_get(conn, _LINKS_META) == mark:
+        return
+    from gitive.team.projects import project_id, project_label
+
+    pid = project_links.resolve(conn, hive.team_id, project_id(hive.project))
+    with suppress(sqlite3.OperationalError):  # a read-only index: worked out again next time
+        db.meta_set(conn, _LINKS_META, mark)
+    old = _read(path)
+    if old == pid:
+        with suppress(OSError):
+            os.utime(path)  # fresh again against the config
+        return
+    moved = path.with_name("project-moved")
+    if old and remote_changed and not moved.exists():  # the remote moved: remember what it was
+        _write(moved, f"{old} {_read(path.with_name('project-label'))}")
+    elif _read(moved).split(" ", 1)[0] == pid:
+        moved.unlink(missing_ok=True)  # linked: the repository is its old project again
+    _write(path.with_name("project-label"), project_label(hive.project))
+    _write(path, pid)
+
+
+_LINKS_META = "project_links_seen"
+
+
+def _links_mark(conn: sqlite3.Connection) -> str:
+    """What the project id was last worked out against: the link entries (a catch-up may add one unseen)."""
+    row = conn.execute("SELECT count(*), max(rowid) FROM entries WHERE kind = 'project-link'").fetchone()
+    return f"{row[0]}/{row[1]}"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return ""
+
+
+def _write(path: Path, text: str) -> None:
+    with suppress(OSError):  # a read-only .git: the id is worked out again next time
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text + "\n")
+        os.replace(tmp, path)

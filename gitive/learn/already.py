@@ -47,13 +47,12 @@ def check(draft: dict[str, Any]) -> dict[str, Any]:
     from gitive.index.refresh import fresh_index
     from gitive.lessons.recall import search
     from gitive.team.hive import open_hive
-    from gitive.team.projects import project_id
 
     said = telling(draft)
     try:
         hive = open_hive(draft.get("repo") or None)
         with fresh_index(hive) as (conn, _):
-            hits = search(conn, said, files=list(draft.get("files", [])), project=project_id(hive.project),
+            hits = search(conn, said, files=list(draft.get("files", [])), project=hive.project_id,
                           limit=3, repo=hive.project)
             symptoms = {h["id"]: _symptoms(conn, h["id"]) for h in hits}
     except (GitiveError, OSError, sqlite3.Error) as exc:

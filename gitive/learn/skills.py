@@ -246,7 +246,7 @@ def export(hive: Any, conn: sqlite3.Connection, harnesses: list[str], base_rev: 
     from gitive.lessons import catalog
     from gitive.store import branches
     from gitive.store import repo as repos
-    from gitive.team.projects import project_id, project_label
+    from gitive.team.projects import project_label
 
     unknown = [h for h in harnesses if h not in HARNESS_DIRS]
     if unknown:
@@ -254,7 +254,7 @@ def export(hive: Any, conn: sqlite3.Connection, harnesses: list[str], base_rev: 
     repo = hive.project
     base = branches.resolve(repo, base_rev)
     name = project_name(project_label(repo), str(repos.workdir(repo)))
-    skills = group(catalog.listing(conn, states=("verified",), limit=1_000_000), project_id(repo), name)
+    skills = group(catalog.listing(conn, states=("verified",), limit=1_000_000), hive.project_id, name)
     out = []
     for harness in dict.fromkeys(harnesses):
         root = HARNESS_DIRS[harness]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
@@ -61,8 +62,36 @@ def test_ssh_and_https_clones_share_one_project_id(git_repo: Path) -> None:
         ids.add(project_id(repo))
         assert project_label(repo).lower() == "github.com/acme/api"  # shown as the remote writes it
     assert len(ids) == 1
+    # another repository's URL is another remote id; only an admin's link makes it the same project (below)
     fixtures.run_git(["remote", "set-url", "origin", "git@github.com:acme/other.git"], cwd=git_repo)
     assert project_id(pygit2.Repository(str(git_repo))) not in ids
+
+
+def test_a_new_remote_is_a_new_project_until_an_admin_links_it(
+        bare_remote: Path, make_clone: Callable[[str | Path, str], Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    from gitive.capture import locate
+    from gitive.core.clock import now_ms
+    from gitive.index import project_links
+    from gitive.index.refresh import fresh_index
+    from gitive.team.hive import open_hive
+    from testing import people
+
+    clone = make_clone(bare_remote, "alice")
+    monkeypatch.chdir(clone)
+    assert people.run_deciding(["init", "--person", "alice"]) == 0
+    hive = open_hive(clone)
+    with fresh_index(hive):
+        old, label = hive.project_id, project_label(hive.project)
+    fixtures.run_git(["remote", "set-url", "origin", "https://example.test/acme/renamed.git"], cwd=clone)
+    hive = open_hive(clone)
+    with fresh_index(hive) as (conn, _):  # no link: a separate project, and gitive remembers the old one
+        assert hive.project_id == project_id(hive.project) != old
+        assert project_links.moved_from(hive) == (old, label)
+        project_links.link(hive, conn, old, people.person_key(), now_ms())
+    with fresh_index(hive):  # linked: the same project, for commands and for hooks (which read the cached id)
+        assert hive.project_id == old and project_links.moved_from(hive) is None
+    found = locate.find(str(clone))
+    assert found is not None and locate.project_id(found) == old
 
 
 def test_origin_decides_the_id_even_with_other_remotes(git_repo: Path) -> None:

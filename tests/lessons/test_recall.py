@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gitive.index import membership
+from gitive.index import membership, project_links
 from gitive.index.refresh import fresh_index
 from gitive.lessons import recall
 from gitive.lessons.propose import propose
@@ -212,6 +212,16 @@ def test_search_labels_another_projects_lesson_a_hypothesis(hive: Hive) -> None:
     assert found[0]["project"] == here
     assert find(hive, "schema version migration", project=here)[0]["label"] is None
     assert find(hive, "schema version migration", project=None)[0]["hypothesis"] is False
+    # Linked by an admin (`gitive project move`), the moved repository is its old project: nothing is borrowed.
+    moved = open_hive(hive.project.workdir)
+    with fresh_index(moved) as (conn, _):
+        moved_from = project_links.moved_from(moved)
+        assert moved.project_id == other and moved_from is not None and moved_from[0] == here, moved_from
+        project_links.link(moved, conn, here, people.person_key(), _now())
+    with fresh_index(moved):
+        assert moved.project_id == here and project_links.moved_from(moved) is None
+    (linked,) = find(moved, "schema version migration", project=moved.project_id)
+    assert linked["id"] == mine and linked["label"] is None and linked["hypothesis"] is False
 
 
 def test_search_ranks_this_projects_lesson_over_a_borrowed_one(hive: Hive) -> None:
@@ -224,6 +234,20 @@ def test_search_ranks_this_projects_lesson_over_a_borrowed_one(hive: Hive) -> No
     found = find(moved, "schema version migration", include_proposed=True)
     assert ids(found)[:2] == [local, borrowed]
     assert [r["label"] for r in found[:2]] == [None, recall.LABEL_HYPOTHESIS]
+
+
+def test_search_after_a_link_reads_the_old_projects_lessons_as_this_ones(hive: Hive) -> None:
+    here = project_id(hive.project)
+    before = add(hive, "Bump the schema version with every migration")
+    fixtures.run_git(["remote", "set-url", "origin", "https://example.test/acme/renamed.git"], cwd=hive.project.workdir)
+    moved = open_hive(hive.project.workdir)
+    with fresh_index(moved) as (conn, _):
+        project_links.link(moved, conn, here, people.person_key(), _now())
+    after = add(moved, "Bump the schema version with every migration, then run it")  # written as the old project
+    found = find(moved, "schema version migration", project=moved.project_id, include_proposed=True)
+    assert set(ids(found)) == {before, after} and moved.project_id == here
+    assert [r["label"] for r in found] == [None, None]  # both this project's, and its owner's reviews count
+    assert {r["state"] for r in found} == {"verified"}
 
 
 def test_search_flags_stale_evidence_after_the_cited_file_changes(hive: Hive) -> None:

@@ -73,7 +73,6 @@ def add(hive: Any, conn: sqlite3.Connection, paths: list[str], signer: Any, now:
     from gitive.errors import GitiveError, NotAllowed
     from gitive.index import deciding
     from gitive.store import logs
-    from gitive.team.projects import project_id
 
     if signer is None:
         raise NotAllowed("Outside paths need an admin's person key (`gitive person init`): readers refuse them "
@@ -84,7 +83,7 @@ def add(hive: Any, conn: sqlite3.Connection, paths: list[str], signer: Any, now:
     problem = paths_problem(paths)
     if problem:
         raise GitiveError(f"these Outside paths cannot be recorded: {problem}")
-    record = {"type": KIND, "v": VERSION, "repo": project_id(hive.project), "paths": sorted(set(paths)),
+    record = {"type": KIND, "v": VERSION, "repo": hive.project_id, "paths": sorted(set(paths)),
               "created": now}
     done = gesture.sign(signer, hive.team_id, hive.me, record)
     logs.append(hive.store, hive.key, hive.team_id, "team", TEAM_SCOPE, done, at=now)

@@ -216,7 +216,6 @@ def create(hive: Any, conn: sqlite3.Connection, *, kind: str, perimeter: Perimet
     from gitive.errors import GitiveError, NotAllowed
     from gitive.index import deciding
     from gitive.store import logs
-    from gitive.team.projects import project_id
 
     if signer is None:
         raise NotAllowed("a standing approval needs your person key (`gitive person init` or `gitive person "
@@ -224,7 +223,7 @@ def create(hive: Any, conn: sqlite3.Connection, *, kind: str, perimeter: Perimet
     person = deciding.decider(conn, hive.me, signer)
     if not 1 <= days <= MAX_DAYS:
         raise GitiveError(f"--days must be 1 to {MAX_DAYS}: a standing approval expires within {MAX_DAYS} days")
-    repo = project_id(hive.project)
+    repo = hive.project_id
     earned, _ = approvals.earned(tasks.all_tasks(conn), prepared_reads.progress(conn), repo, kind, conn)
     if not earned:
         raise GitiveError(f"no draft of kind {kind!r} was approved as prepared here yet: a standing approval is "

@@ -91,7 +91,6 @@ def watched_tip(anchor: Run, remote: str, branch: str) -> str | None:
 
 def step(anchor: Run, index: sqlite3.Connection, gate: Gate | None, now: int, report: TickReport) -> None:
     """One tick's prepared work (see the module docstring); problems are reported, never raised."""
-    from gitive.team.projects import project_id
 
     settings = anchor.config.prepared or Prepared()
     remote = _remote(anchor, settings)
@@ -99,7 +98,7 @@ def step(anchor: Run, index: sqlite3.Connection, gate: Gate | None, now: int, re
         return
     ctx = Context(anchor, index, gate, now, settings, remote, report)
     work = work_of(anchor)
-    project = project_id(anchor.hive.project)
+    project = anchor.hive.project_id
     found = {t: task for t, task in tasks.all_tasks(index).items() if task["repo"] == project}
     if not found and not work.running:
         return

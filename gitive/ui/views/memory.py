@@ -9,7 +9,6 @@ from typing import Any
 
 from gitive.index import activity
 from gitive.lessons import catalog, evidence, recall, summary
-from gitive.team import projects
 from gitive.team.hive import Hive
 from gitive.ui import charts
 from gitive.ui.html import ago, badge, command, empty, h, iso, short, stat, table
@@ -35,7 +34,7 @@ def collect(hive: Hive, conn: sqlite3.Connection, now: int, *, query: str = "", 
     files = [f for f in (files or []) if f]
     results = None
     if query.strip() or files:
-        results = recall.search(conn, query, files=files, project=projects.project_id(hive.project),
+        results = recall.search(conn, query, files=files, project=hive.project_id,
                                 include_proposed=proposed, limit=RESULTS, repo=hive.project)
     queue = _with_stale(hive, catalog.listing(conn, states=("proposed", "held"), limit=QUEUE))
     for lesson in queue:
