@@ -475,13 +475,15 @@ def _plan(kind: str, fields: dict[str, tuple[str, bool]]) -> _Plan:
     return plan
 
 
-def check_record(record: Any, *, caps: bool = True) -> str:
+def check_record(record: Any, *, caps: bool = True, within: int | None = None) -> str:
     """Validate a record; return its kind.
 
     Args:
         record: the record to check.
         caps: also check every field's size cap (always, except when reading a v1 entry, written before caps
             existed and bounded only by the entry cap).
+        within: the size of the canonical entry the record was read from: no field of it is larger (a field's
+            capped size is at most its canonical bytes), so a cap at least this size needs no measuring.
 
     Raises:
         InvalidRecord: unknown kind, a missing or mistyped field, a field over its cap, or an unknown field.
@@ -502,7 +504,7 @@ def check_record(record: Any, *, caps: bool = True) -> str:
         value = record[name]
         if not (fast(value) if fast is not None else _type_ok(ftype, value)):
             raise InvalidRecord(f"{kind} record has a bad `{name}` (expected {ftype}): {value!r:.80}")
-        if caps and cap is not None and (size := _size(value, cap)) > cap:
+        if caps and cap is not None and (within is None or cap < within) and (size := _size(value, cap)) > cap:
             raise InvalidRecord(f"{kind} record `{name}` is {size:,} bytes, over its cap of {cap:,}: shorten it")
     if present != len(record):
         extra = set(record) - set(fields) - {"type"}
@@ -538,11 +540,12 @@ def check_log_name(log: Any) -> None:
         raise InvalidRecord(f"unknown log {log!r}; logs are {', '.join(LOG_NAMES)} and project-<16 hex>")
 
 
-def check_entry(entry: Any, now: int | None = None) -> str:
+def check_entry(entry: Any, now: int | None = None, within: int | None = None) -> str:
     """Validate a ``LogEntry`` body, v1 or v2; return its record kind.
 
     v2 (``v: 2``) carries ``prev`` (the previous entry's hash) at every seq above 1 and never at seq 1, and
     its record passes the field caps. v1 has neither ``v`` nor ``prev`` (docs/verification.md §1).
+    ``within``: the size of the canonical bytes the entry was read from (see :func:`check_record`).
 
     Raises:
         InvalidRecord: any field is missing or malformed, or the entry is stamped over a day ahead.
@@ -572,4 +575,4 @@ def check_entry(entry: Any, now: int | None = None) -> str:
             raise InvalidRecord("entry `prev` must be the previous entry's hash (64 hex digits) above seq 1")
     if now is not None and entry["at"] > now + MAX_SKEW_MS:
         raise InvalidRecord("entry is stamped more than a day in the future")
-    return check_record(entry["record"], caps=version != 1)
+    return check_record(entry["record"], caps=version != 1, within=within)

@@ -31,7 +31,8 @@ from gitive.store.logs import Entry
 if TYPE_CHECKING:
     from gitive.store.types import Repo
 
-Row = tuple[Any, ...]  # (author, log, seq, commit, kind, at, scope, envelope, hash, sig_checked, stored envelope)
+# (author, log, seq, commit, kind, at, scope, entry to project or None, hash, sig_checked, stored envelope)
+Row = tuple[Any, ...]
 COLUMNS = "author, log, seq, commit_id, kind, at, scope, envelope, hash, sig_checked"
 _INSERT = f"INSERT OR IGNORE INTO entries({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)"
 
@@ -55,32 +56,36 @@ def _stored(row: Row) -> Row:
     return (*row[:7], row[10], row[8], row[9])
 
 
+# Kinds projected into tables of their own as they are inserted: only their rows carry the parsed entry.
+PROJECTED = frozenset(lesson_tables.KINDS) | frozenset(sealed.KINDS) | frozenset(decisions.DECIDING)
+
+
 def rows_of(entries: list[Entry], checked: tuple[bool, ...] | list[bool] | None = None) -> list[Row]:
-    """Index rows for verified entries, whole envelopes included (``insert`` keeps what ``stored_envelope``
-    says); ``checked[i]`` says whether entry i's own signature was verified."""
+    """Index rows for verified entries (``insert`` keeps what ``stored_envelope`` says); ``checked[i]`` says
+    whether entry i's own signature was verified. An entry of a projected kind rides along as parsed (without
+    its bytes), so projecting it parses nothing again, in this process or after a worker sent it."""
     flags = checked if checked is not None else [True] * len(entries)
     return [(e.body["author"], e.body["log"], e.body["seq"], e.commit, e.kind, e.body["at"],
-             _scope_text(e.body["scope"]), e.raw.decode(), e.hash, CHECKED if ok else UNCHECKED, stored_envelope(e))
+             _scope_text(e.body["scope"]), e._replace(raw=b"", digest="") if e.kind in PROJECTED else None,
+             e.hash, CHECKED if ok else UNCHECKED, stored_envelope(e))
             for e, ok in zip(entries, flags, strict=True)]
-
-
-def entry_of(commit: str, envelope: str) -> Entry:
-    return Entry(commit, None, json.loads(envelope), envelope.encode())
 
 
 def _project(conn: sqlite3.Connection, report: Report, rows: list[Row]) -> None:
     for row in rows:
+        entry = row[7]
+        if entry is None:
+            continue
         if row[4] in lesson_tables.KINDS:
             if row[6].startswith('{"personal"') and not _personal_counts(conn, row):
                 continue  # someone else's, or pushed by a machine not theirs: personal scope is one person's
-            entry = entry_of(row[3], row[7])
             lesson_tables.project_entry(conn, entry)
             record = entry.body["record"]
             report.lessons_touched.add(record.get("id") or record.get("about") or record.get("lesson") or "")
         elif row[4] in sealed.KINDS:
-            sealed.record(conn, entry_of(row[3], row[7]))
+            sealed.record(conn, entry)
         elif row[4] in decisions.DECIDING:  # prefs, gate-live, standing and obligation decisions
-            decisions.note(conn, report, row[0], row[1], row[2], row[5], entry_of(row[3], row[7]).body["record"])
+            decisions.note(conn, report, row[0], row[1], row[2], row[5], entry.body["record"])
 
 
 def _personal_counts(conn: sqlite3.Connection, row: Row) -> bool:

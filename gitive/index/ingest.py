@@ -12,6 +12,7 @@ import multiprocessing
 import os
 import sqlite3
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import quote
 
@@ -172,14 +173,14 @@ def _estimate(conn: sqlite3.Connection, work: list[Work]) -> int:
     return total
 
 
-def _checked(conn: sqlite3.Connection, team_id: str, work: list[Work], now: int
+def _checked(conn: sqlite3.Connection, team_id: str, work: list[Work], now: int, estimate: int
              ) -> Iterator[tuple[Work, Checked | None]]:
     """Yield each piece of work with its verification done ahead in worker processes when there is a lot
-    (a fresh index, a rebuild, a first join): reading and checking entries is the floor of ingest, and
-    pygit2 and PyNaCl hold the GIL, so only processes use a second core. Otherwise each ref is verified in
-    turn by the caller."""
+    (``estimate`` entries: a fresh index, a rebuild, a first join): reading and checking entries is the floor
+    of ingest, and pygit2 and PyNaCl hold the GIL, so only processes use a second core. Otherwise each ref is
+    verified in turn by the caller."""
     workers = min(4, os.cpu_count() or 1)
-    if workers < 2 or len(work) < 2 or _estimate(conn, work) < PARALLEL_FROM:
+    if workers < 2 or len(work) < 2 or estimate < PARALLEL_FROM:
         for item in work:
             yield item, None
         return
@@ -238,32 +239,34 @@ def ingest(conn: sqlite3.Connection, stores: list[Repo], team_id: str, founder: 
             and not decisions.ripe(conn, now):
         scrub.scrub_if_due(conn)  # one left by a checkpoint a reader blocked
         return report
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        if me is not None and meta_get(conn, sealed.READER) != me:
-            meta_set(conn, sealed.READER, me)  # whose personal scope this index shows
-        if meta_get(conn, TEAM_META) is None:  # the roster merge sets the same; decisions need it before (decisions)
-            meta_set(conn, TEAM_META, team_id)
-        _ingest_all(conn, team_id, founder, work, parked, report, now, progress)
-        # decisions dated ahead whose time has come now count: the lessons they decide are recomputed
-        report.lessons_touched |= {decisions.about(s) for s in decisions.ripen(conn, now)
-                                   if s.startswith(("review/", "tombstone/"))}
-        keyring = sealed.Keyring(conn, key) if key is not None else None
-        unsealing.open_waiting(conn, keyring, report)
-        if report.lessons_touched or moved_bodies or report.roster_changed or report.quarantined:
-            lesson_tables.after_ingest(conn, stores, report.lessons_touched - {""},
-                                       report.roster_changed or report.quarantined, team_id=team_id,
-                                       keyring=keyring)
-        conn.executemany("INSERT INTO cursors(store, ref, tip, seq) VALUES (?,?,?,0) ON CONFLICT(store, ref) "
-                         "DO UPDATE SET tip = excluded.tip", moved_bodies)
-        for repo in stores:
-            _pin(conn, repo, me)
-        moved = None if scrub.due(conn) else {body_tables.body_ref_machine(name) or "" for _, name, _ in moved_bodies}
-        purge = body_tables.drop_refused_copies(conn, stores, moved) if moved is None or moved else {}
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+    # a first sync or a rebuild: a page cache that holds the indexes being filled, for this transaction only
+    with _big_cache(conn, len(work) > 1 and _estimate(conn, work) >= PARALLEL_FROM):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if me is not None and meta_get(conn, sealed.READER) != me:
+                meta_set(conn, sealed.READER, me)  # whose personal scope this index shows
+            if meta_get(conn, TEAM_META) is None:  # the roster merge sets the same; decisions need it before
+                meta_set(conn, TEAM_META, team_id)
+            _ingest_all(conn, team_id, founder, work, parked, report, now, progress)
+            # decisions dated ahead whose time has come now count: the lessons they decide are recomputed
+            report.lessons_touched |= {decisions.about(s) for s in decisions.ripen(conn, now)
+                                       if s.startswith(("review/", "tombstone/"))}
+            keyring = sealed.Keyring(conn, key) if key is not None else None
+            unsealing.open_waiting(conn, keyring, report)
+            if report.lessons_touched or moved_bodies or report.roster_changed or report.quarantined:
+                lesson_tables.after_ingest(conn, stores, report.lessons_touched - {""},
+                                           report.roster_changed or report.quarantined, team_id=team_id,
+                                           keyring=keyring)
+            conn.executemany("INSERT INTO cursors(store, ref, tip, seq) VALUES (?,?,?,0) ON CONFLICT(store, ref) "
+                             "DO UPDATE SET tip = excluded.tip", moved_bodies)
+            for repo in stores:
+                _pin(conn, repo, me)
+            moved = None if scrub.due(conn) else {body_tables.body_ref_machine(name) or "" for _, name, _ in moved_bodies}
+            purge = body_tables.drop_refused_copies(conn, stores, moved) if moved is None or moved else {}
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
     for repo in stores:  # retracted bodies this machine fetched or pinned leave its disk now
         if purge.get(repo.path):
             maintenance.purge(repo, purge[repo.path])
@@ -294,9 +297,28 @@ def _ingest_all(conn: sqlite3.Connection, team_id: str, founder: str, work: list
         if w.ref.machine not in admitted:
             _refuse_unadmitted(conn, w, report)
             done += 1
-    for w, checked in _checked(conn, team_id, _order(readable), now):
+    estimate = _estimate(conn, readable) if len(readable) > 1 else 0
+    for w, checked in _checked(conn, team_id, _order(readable), now, estimate):
         _ingest_ref(conn, w, team_id, report, now, checked)
         done += 1
         if progress:
             progress(done, total)
     report.refs_read = len(roster) + len(readable)
+
+
+BIG_CACHE_KIB = 128 * 1024
+
+
+@contextmanager
+def _big_cache(conn: sqlite3.Connection, big: bool) -> Iterator[None]:
+    """A page cache that holds the index's B-trees while a large batch is inserted (SQLite's default 2 MiB
+    would write and read back pages of every randomly keyed index for each few rows), given back after."""
+    if not big:
+        yield
+        return
+    (before,) = conn.execute("PRAGMA cache_size").fetchone()
+    conn.execute(f"PRAGMA cache_size = {-BIG_CACHE_KIB}")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA cache_size = {int(before)}")

@@ -43,29 +43,34 @@ def cited(evidence: Any) -> dict[str, int]:
     return out
 
 
-def add(conn: sqlite3.Connection, lesson: str, paths: dict[str, int]) -> None:
+def add(conn: sqlite3.Connection, lesson: str, paths: dict[str, int], *, rowid: int | None = None) -> None:
     """Record that ``lesson`` cites ``paths`` (idempotent: a path already recorded for it is skipped).
 
     A lesson already indexed for search loses its search row first (its cited path words are part of what
-    it indexed, and that row is deleted by what it indexed): the next refresh indexes it again.
+    it indexed, and that row is deleted by what it indexed): the next refresh indexes it again. ``rowid``: the
+    lesson's row was inserted just now with this rowid, so it cites nothing yet (one query fewer per lesson).
     """
     from gitive.index.lesson_text import drop_text  # not at the top: the hook imports this module
 
-    row = conn.execute("SELECT rowid FROM lessons WHERE id = ?", (lesson,)).fetchone()
-    if row is None or not paths:
+    if not paths:
         return
-    known = {p for (p,) in conn.execute("SELECT p.path FROM lesson_files f JOIN paths p ON p.id = f.path "
-                                        "WHERE f.lesson = ?", (row[0],))}
+    if rowid is None:
+        row = conn.execute("SELECT rowid FROM lessons WHERE id = ?", (lesson,)).fetchone()
+        if row is None:
+            return
+        rowid = row[0]
+        known = {p for (p,) in conn.execute("SELECT p.path FROM lesson_files f JOIN paths p ON p.id = f.path "
+                                            "WHERE f.lesson = ?", (rowid,))}
+    else:
+        known = set()
     fresh = sorted((path, via) for path, via in paths.items() if path not in known)
     if fresh and conn.execute("SELECT 1 FROM lesson_text WHERE lesson = ?", (lesson,)).fetchone():
         drop_text(conn, lesson)
     for path, via in fresh:
         directory, name = split(path)
-        conn.execute("INSERT OR IGNORE INTO paths(path, dir, name, lessons) VALUES (?, ?, ?, 0)",
-                     (path, directory, name))
-        (pid,) = conn.execute("SELECT id FROM paths WHERE path = ?", (path,)).fetchone()
-        conn.execute("INSERT INTO lesson_files(path, lesson, via) VALUES (?, ?, ?)", (pid, row[0], via))
-        conn.execute("UPDATE paths SET lessons = lessons + 1 WHERE id = ?", (pid,))
+        (pid,) = conn.execute("INSERT INTO paths(path, dir, name, lessons) VALUES (?, ?, ?, 1) ON CONFLICT(path) "
+                              "DO UPDATE SET lessons = lessons + 1 RETURNING id", (path, directory, name)).fetchone()
+        conn.execute("INSERT INTO lesson_files(path, lesson, via) VALUES (?, ?, ?)", (pid, rowid, via))
 
 
 def files_of(conn: sqlite3.Connection, lesson_rowids: Iterable[int]) -> dict[int, list[str]]:

@@ -77,13 +77,14 @@ def project_entry(conn: sqlite3.Connection, entry: Entry) -> None:
         files = " ".join(sorted({e["path"] for e in evidence if isinstance(e, dict) and e.get("kind") == "file"
                                  and isinstance(e.get("path"), str)}))
         scope_kind, scope_value = _scope(body["scope"])
-        conn.execute(
+        cur = conn.execute(
             "INSERT OR IGNORE INTO lessons VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (record["id"], *key, scope_kind, scope_value, record["kind"], json.dumps(evidence), files,
              json.dumps(record["tags"]), record.get("supersedes"), record["body_hash"], int(record["hearsay"]),
              record.get("session"), body["at"]),
         )
-        lesson_files.add(conn, record["id"], lesson_files.cited(evidence))
+        lesson_files.add(conn, record["id"], lesson_files.cited(evidence),
+                         rowid=cur.lastrowid if cur.rowcount == 1 else None)
     elif kind == "review":
         conn.execute("INSERT OR IGNORE INTO reviews(author, log, seq, about, approver, approved, note, edits, "
                      "scope, at, gesture) VALUES (?,?,?,?,?,?,?,?,?,?,?)",

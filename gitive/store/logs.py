@@ -167,7 +167,7 @@ def read_entry(repo: pygit2.Repository, oid: str) -> Entry:
         if (not isinstance(env, dict) or env.keys() != _ENVELOPE_KEYS or not is_machine_id(env["by"])
                 or not isinstance(env["sig"], str) or not _SIG.fullmatch(env["sig"])):
             raise InvalidRecord(f"{oid} entry is not a signed envelope")
-        records.check_entry(env["body"])
+        records.check_entry(env["body"], within=len(data))
         tree_id = commit.tree_id
         size = len(tree_id.raw)
         canonical_form = (_object_id(b"tree", tree_bytes(item.id), size) == tree_id.raw and _object_id(
