@@ -60,6 +60,12 @@ STEPS: list[tuple[str, str]] = [
         CREATE INDEX gate_decisions_item ON gate_decisions(item, anchor);
         CREATE INDEX gate_decisions_day ON gate_decisions(person, day, branch, source)
     """),
+    # What a tick asks of the mirror in a few statements (ledger.prior_decisions, ledger.attention_on): by
+    # fingerprint for every person, and a day's attention for every person, without a scan of the whole mirror.
+    ("0004-gate-tick-reads", """
+        CREATE INDEX gate_decisions_fingerprint ON gate_decisions(fingerprint, at);
+        CREATE INDEX gate_decisions_attention ON gate_decisions(day, branch, person, source, item)
+    """),
 ]
 
 

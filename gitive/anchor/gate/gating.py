@@ -171,14 +171,17 @@ class Gate:
                              None)
             return (prior, f"duplicate of {prior[:12]}") if prior and prior != c.id else None
 
+        days: set[str] = set()
+
         def used(person: str, day: str, source: str) -> tuple[int, int]:
-            key = (person, day, "")
-            if key not in self._used:
-                self._used[key] = ledger.attention_used(self.st, person, day)
-            skey = (person, day, source)
-            if skey not in self._used:
-                self._used[skey] = ledger.attention_used(self.st, person, day, source)
-            return self._used[key], self._used[skey]
+            if day not in days:  # the whole day's counts at once, before this tick's decisions add to them
+                days.add(day)
+                by_person, by_source = ledger.attention_on(self.st, day)
+                for p, n in by_person.items():
+                    self._used.setdefault((p, day, ""), n)
+                for (p, s), n in by_source.items():
+                    self._used.setdefault((p, day, s), n)
+            return self._used.get((person, day, ""), 0), self._used.get((person, day, source), 0)
 
         return Context(now, self._prefs(), live, facts, seen, used)
 
@@ -198,7 +201,12 @@ class Gate:
         from gitive.store import logs
 
         decisions, self._tick = self._tick, []
-        unwritten = {r[0] for r in self.st.execute("SELECT id FROM gate_items WHERE written = 0")}
+        ids = list({d.item.id: None for d in decisions})
+        unwritten = set()
+        for chunk in range(0, len(ids), 500):  # by key: not a scan of every item the gate ever took
+            part = ids[chunk:chunk + 500]
+            unwritten.update(r[0] for r in self.st.execute(
+                f"SELECT id FROM gate_items WHERE id IN ({','.join('?' * len(part))}) AND written = 0", part))
         audience = _audiences(self.index)
         records = []
         for d in decisions:
