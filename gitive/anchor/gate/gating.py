@@ -340,7 +340,7 @@ def ctx_day(prefs: dict[str, prefs_mod.Prefs], person: str, now: int) -> str:
 
 def _dump(c: Candidate, watch: dict[str, Any] | None) -> str:
     """A candidate as the anchor's state keeps it: its record (format 1, the title with it: local), whose it is."""
-    return json.dumps({"record": c.record(), "author": c.author, "watch": watch}, sort_keys=True)
+    return json.dumps({"record": c.record(), "author": c.author, "watch": watch})  # read back by _load only
 
 
 def _row(c: Candidate, person: str | None, watch: dict[str, Any] | None) -> tuple[Any, ...]:
