@@ -231,8 +231,6 @@ class Gate:
                 if len(report.decisions) < 50:
                     report.decisions.append({"item": d.item.id, "person": d.person, "branch": d.branch,
                                              "rule": d.rule, "shadow": d.shadow})
-            self.st.executemany("UPDATE gate_items SET written = 1 WHERE id = ? AND written = 0",
-                                [(d.item.id,) for d in decisions])
             self.st.execute("COMMIT")
         except BaseException:
             self.st.execute("ROLLBACK")
@@ -240,10 +238,13 @@ class Gate:
         report.written = len(records)
 
     def _advance(self, decisions: list[Decision]) -> None:
-        self.st.executemany("UPDATE gate_items SET state = ?, until = ? WHERE id = ?",
+        """Each decided item's state (and that its record is written: one statement a decision, not two); the
+        tick's queue holds obligation items only."""
+        self.st.executemany("UPDATE gate_items SET state = ?, until = ?, written = 1 WHERE id = ?",
                             [("held", d.until, d.item.id) if d.branch == "hold" else ("done", None, d.item.id)
                              for d in decisions])
-        self.st.executemany("UPDATE queue SET state = 'gated' WHERE id = ?", [(d.item.id,) for d in decisions])
+        self.st.executemany("UPDATE queue SET state = 'gated' WHERE id = ?",
+                            [(d.item.id,) for d in decisions if d.item.source.get("kind") == "obligation"])
 
     def _settle(self, item_id: str) -> None:
         """An item this anchor decided before a crash: its state from its last decision, nothing decided again."""
