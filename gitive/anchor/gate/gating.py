@@ -19,6 +19,7 @@ The state in ``anchor.sqlite`` is a cache of the ledger: losing it costs a re-re
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator
@@ -267,19 +268,20 @@ class Gate:
             seen = state.get(self.st, key) or 0
             if hwm <= seen:
                 continue
-            found = queries.verified_entries(self.index, author=author, log=log_, after_seq=seen, limit=1 << 40)
             person, role = items.person_of(self.index, author)
-            if log_ == "team":
-                proposed = [self._proposal(e, person, people, repo) for e in found
-                            if e["kind"] == "item" and role != "anchor"]
+            # only the kinds the gate takes are read and parsed (not a team log's lessons and citations)
+            of = functools.partial(queries.verified_entries, self.index, author=author, log=log_, after_seq=seen,
+                                   limit=1 << 40)
+            if log_ == "team" and role != "anchor":
+                proposed = [self._proposal(e, person, people, repo) for e in of(kind="item")]
                 for chunk in range(0, len(proposed), 500):
                     if batch := [p for p in proposed[chunk:chunk + 500] if p is not None]:
                         self._offer_many(batch)
-                for entry in found:
-                    if entry["kind"] == "finding" and role != "anchor" and person in people:
+                if person in people:
+                    for entry in of(kind="finding"):
                         self._finding(entry, person)
-            else:
-                self._screen([e for e in found if e["kind"] == "message"])
+            elif log_ == "mail":
+                self._screen(of(kind="message"))
             state.put(self.st, key, hwm, now)
 
     def _proposal(self, entry: dict[str, Any], person: str | None, people: set[str], repo: Any
