@@ -77,6 +77,7 @@ class Anchor:
     _kept: list[sqlite3.Connection] = field(default_factory=list)
     inline: bool = False  # prepared work runs inside the tick (`gitive anchor run --once`), not on threads
     prepared_work: Any = None  # gitive.anchor.prepared.work.Work, made at the first tick that has a task
+    _watching: list[tuple[Repo, str, str]] | None = None  # this tick's watch list (watching())
 
     def keep_open(self) -> None:
         """Hold an idle connection to the index and to the state database between ticks: SQLite deletes a
@@ -107,12 +108,16 @@ class Anchor:
         return self._evaluator[1]
 
     def watching(self) -> list[tuple[Repo, str, str]]:
-        """(project store, remote, repository label) for each remote whose branches the anchor watches."""
+        """(project store, remote, repository label) for each remote whose branches the anchor watches; read
+        once a tick (:func:`tick` forgets it at its start), where four steps each read the git config again."""
+        if self._watching is not None:
+            return self._watching
         from gitive.team.projects import normalize_url
 
         project = self.hive.project
         names = self.hive.sync_remotes(project) or repos.remotes(project)
-        return [(project, r, normalize_url(repos.remote_url(project, r) or r)) for r in names]
+        self._watching = [(project, r, normalize_url(repos.remote_url(project, r) or r)) for r in names]
+        return self._watching
 
 
 def _fetch(anchor: Anchor, report: TickReport) -> list[tuple[Repo, str]]:
@@ -251,6 +256,7 @@ def tick(anchor: Anchor, *, fetch: bool = True, gate: Gate | None = None) -> Tic
     clock = time.monotonic()
     now = now_ms()
     report = TickReport(at=now)
+    anchor._watching = None  # the config may have changed between ticks
     if not fetch:
         anchor._snapshots = {}
     reached = _fetch(anchor, report) if fetch else []

@@ -9,6 +9,7 @@ admin's. Whether a gesture *counts* (whose key it is, whether the record needs o
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from gitive.constants import PROTOCOL
@@ -57,4 +58,11 @@ def key_of(team_id: str, author: str, record: dict[str, Any], field: str = "gest
         data = message(team_id, author, record)
     except (TypeError, ValueError, KeyError):
         return None
-    return key if verify(key, data, sig) else None
+    return key if _verified(key, data, sig) else None
+
+
+@lru_cache(maxsize=4096)
+def _verified(key: str, data: bytes, sig: str) -> bool:
+    """One ed25519 check per distinct (key, message, signature): the anchor's gate reads every person's
+    preferences and gate-live records again each tick, and their signatures do not change."""
+    return verify(key, data, sig)

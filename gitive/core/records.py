@@ -370,7 +370,13 @@ def _size(value: Any, cap: int) -> int:
         return len(value.encode("utf-8", "surrogatepass"))
     from gitive.core import canonical
 
-    return len(canonical.dumps(value))
+    # Only a size: no walk for floats and foreign types here, because every writer encodes the whole entry
+    # with canonical.dumps right after (and readers parsed it with loads, which refuses them); a value JSON
+    # cannot carry at all gets the checked encoder's own error.
+    try:
+        return len(canonical.dumps_trusted(value))
+    except (TypeError, ValueError):
+        return len(canonical.dumps(value))
 
 
 # The common field types checked without the dispatch below (the hot read path checks every entry); a type

@@ -151,9 +151,12 @@ def _unchanged(conn: sqlite3.Connection, store_dirs: list[Path]) -> bool:
         return False
     if decisions.ripe(conn, now_ms()):  # a decision dated ahead whose time has come: ingest counts it
         return False
-    cursors: dict[str, dict[str, str]] = {}
+    by_store: dict[str, dict[str, str]] = {}
     for store, ref, tip in conn.execute("SELECT store, ref, tip FROM cursors"):
-        cursors.setdefault(os.path.realpath(store), {})[ref] = tip
+        by_store.setdefault(store, {})[ref] = tip
+    cursors: dict[str, dict[str, str]] = {}
+    for store, found in by_store.items():  # one realpath a store, not one a cursor (an idle tick reads hundreds)
+        cursors.setdefault(os.path.realpath(store), {}).update(found)
     for store_dir in store_dirs:
         tips = gitdir.hive_tips(store_dir)
         if tips is None:

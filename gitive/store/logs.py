@@ -205,12 +205,12 @@ def append(
     name = refs.log_ref(author, log)
     for attempt in range(CAS_RETRIES):
         old = refs.tip(repo, name)
-        prev = read_entry(repo, old) if old else None
+        seq, link = _tip_link(repo, old) if old else (0, None)
         stamp = at if at is not None else now_ms()
         entry = {"v": records.ENTRY_VERSION, "author": author, "log": log, "scope": scope,
-                 "seq": prev.seq + 1 if prev else 1, "at": stamp, "record": record}
-        if prev:  # a v1 log continues in v2 here: its first v2 entry links the last v1 one like any other
-            entry["prev"] = prev.hash
+                 "seq": seq + 1, "at": stamp, "record": record}
+        if link:  # a v1 log continues in v2 here: its first v2 entry links the last v1 one like any other
+            entry["prev"] = link
         records.check_entry(entry)
         envelope = signed.sign(key, team_id, kind, entry)
         data = canonical.dumps(envelope)
@@ -218,7 +218,9 @@ def append(
             raise InvalidRecord(f"entry is {len(data)} bytes, over the {MAX_ENTRY_BYTES} cap")
         commit = write_commit(repo, data, entry, old)
         if refs.set_if_equals(repo, name, old, commit, f"gitive: {summary(entry)}"):
-            return Entry(commit, old, envelope, data, entry_hash(data))
+            written = Entry(commit, old, envelope, data, entry_hash(data))
+            _remember_tip(commit, written.seq, written.hash)
+            return written
         time.sleep(random.uniform(0.001, 0.005) * (1 + attempt))
     raise RaceLost(f"could not append to {name}: other writers kept moving it; try again")
 
@@ -247,15 +249,13 @@ def append_many(
         InvalidRecord: a record fails its schema or the size cap; nothing was written.
         RaceLost: other writers won every one of ``CAS_RETRIES`` attempts.
     """
-    if len(batch) < BATCH_MIN:
-        return [append(repo, key, team_id, log, scope, record, at=at) for record in batch]
+    if len(batch) == 1:
+        return [append(repo, key, team_id, log, scope, batch[0], at=at)]
     author = machine_id(key)
     name = refs.log_ref(author, log)
     for attempt in range(CAS_RETRIES):
         old = refs.tip(repo, name)
-        prev = read_entry(repo, old) if old else None
-        seq = prev.seq if prev else 0
-        link = prev.hash if prev else None
+        seq, link = _tip_link(repo, old) if old else (0, None)
         stamp = at if at is not None else now_ms()
         built: list[tuple[dict[str, Any], dict[str, Any], bytes]] = []
         for record in batch:
@@ -274,13 +274,44 @@ def append_many(
                 raise InvalidRecord(f"entry is {len(data)} bytes, over the {MAX_ENTRY_BYTES} cap")
             built.append((entry, {"body": entry, "by": author, "sig": sig}, data))
             link = entry_hash(data)
-        commits = _import(repo, built, old)
+        commits = _import(repo, built, old) if len(built) >= BATCH_MIN else _write_chain(repo, built, old)
         if refs.set_if_equals(repo, name, old, commits[-1], f"gitive: {summary(built[-1][0])} (+{len(built) - 1})"):
             parents = [old, *commits[:-1]]
+            _remember_tip(commits[-1], built[-1][0]["seq"], link)
             return [Entry(c, p, env, data, entry_hash(data))
                     for c, p, (_, env, data) in zip(commits, parents, built, strict=True)]
         time.sleep(random.uniform(0.001, 0.005) * (1 + attempt))
     raise RaceLost(f"could not append to {name}: other writers kept moving it; try again")
+
+
+_TIPS: dict[str, tuple[int, str]] = {}  # entry commit id -> (seq, entry hash), of entries this process wrote
+
+
+def _tip_link(repo: pygit2.Repository, oid: str) -> tuple[int, str]:
+    """(seq, hash) of the entry at a log's tip: remembered when this process wrote it (a commit id names its
+    bytes, so the answer cannot go stale), else read and checked. A writer that appends every tick (the gate's
+    ledger: 64 KiB batches) no longer re-parses its own last entry each time."""
+    known = _TIPS.get(oid)
+    if known is not None:
+        return known
+    prev = read_entry(repo, oid)
+    return prev.seq, prev.hash
+
+
+def _remember_tip(oid: str, seq: int, entry_hash_: str) -> None:
+    if len(_TIPS) >= 1024:
+        _TIPS.clear()
+    _TIPS[oid] = (seq, entry_hash_)
+
+
+def _write_chain(repo: pygit2.Repository, built: list[tuple[dict[str, Any], dict[str, Any], bytes]],
+                 parent: str | None) -> list[str]:
+    """A short batch's commits through libgit2, each on the one before (no ref moves); their ids."""
+    out = []
+    for entry, _, data in built:
+        parent = write_commit(repo, data, entry, parent)
+        out.append(parent)
+    return out
 
 
 def _import(repo: pygit2.Repository, built: list[tuple[dict[str, Any], dict[str, Any], bytes]],

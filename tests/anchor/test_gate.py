@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -149,3 +150,20 @@ def test_a_proposal_cannot_claim_a_floor(data: st.DataObject) -> None:
     c = cand(kind=kind, source="session")
     d = decide(c, "bob", ctx(watch={c.id: SECURITY}, obligation=CALM))
     assert d.branch != "floor"
+
+
+def test_screening_rules_load_once_and_again_when_a_rule_file_changes(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from gitive.anchor.gate import floors
+
+    monkeypatch.setenv("GITIVE_HOME", str(tmp_path))
+    entry = {"record": {"body": "please run the flamingo protocol now", "from": "bob/s1", "from_person": False}}
+    assert floors.screen_messages([entry]) == []
+    first = floors._rules()
+    assert floors._rules() is first  # nothing changed: not loaded again
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "flamingo.yaml").write_text(
+        "id: local/flamingo\ntitle: the flamingo word\nseverity: hold\ncondition: m.lower.matches('flamingo')\n"
+        "examples:\n  match:\n    - flamingo now\n  no_match:\n    - a heron\n")
+    assert floors.screen_messages([entry]) == [(entry, ["local/flamingo"])]

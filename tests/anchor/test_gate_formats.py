@@ -105,6 +105,7 @@ def test_an_anchor_state_of_the_old_schema_migrates_keeping_its_decisions(tmp_pa
         rows = conn.execute("SELECT anchor, seq, n, item, branch FROM gate_decisions").fetchall()
         assert rows == [("a", 7, 0, "i", "attention")]
         assert ledger.attention_used(conn, "bob", "2026-01-01") == 1
+        assert ledger.attention_on(conn, "2026-01-01") == ({"bob": 1}, {("bob", "session:s"): 1})
     with sqlite3.connect(path) as raw:
-        assert [r[0] for r in raw.execute("SELECT name FROM migrations ORDER BY rowid")][-1] == \
-            "0003-gate-ledger-batch"
+        applied = [r[0] for r in raw.execute("SELECT name FROM migrations ORDER BY rowid")]
+        assert applied[-2:] == ["0003-gate-ledger-batch", "0004-gate-tick-reads"]

@@ -60,6 +60,17 @@ STEPS: list[tuple[str, str]] = [
         CREATE INDEX gate_decisions_item ON gate_decisions(item, anchor);
         CREATE INDEX gate_decisions_day ON gate_decisions(person, day, branch, source)
     """),
+    # What a tick asks of the mirror in a few statements (ledger.prior_decisions, ledger.attention_on): by
+    # fingerprint for every person, and a day's attention for every person, without a scan of the whole mirror.
+    # They replace the two indexes led by person, which no read used (prior_decisions) or which every decision
+    # paid for while only attention is counted (a partial index holds attention rows alone).
+    ("0004-gate-tick-reads", """
+        DROP INDEX gate_decisions_fp;
+        DROP INDEX gate_decisions_day;
+        CREATE INDEX gate_decisions_fingerprint ON gate_decisions(fingerprint, at);
+        CREATE INDEX gate_decisions_attention ON gate_decisions(day, person, source, item)
+            WHERE branch = 'attention'
+    """),
 ]
 
 

@@ -19,6 +19,7 @@ The state in ``anchor.sqlite`` is a cache of the ledger: losing it costs a re-re
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator
@@ -171,14 +172,17 @@ class Gate:
                              None)
             return (prior, f"duplicate of {prior[:12]}") if prior and prior != c.id else None
 
+        days: set[str] = set()
+
         def used(person: str, day: str, source: str) -> tuple[int, int]:
-            key = (person, day, "")
-            if key not in self._used:
-                self._used[key] = ledger.attention_used(self.st, person, day)
-            skey = (person, day, source)
-            if skey not in self._used:
-                self._used[skey] = ledger.attention_used(self.st, person, day, source)
-            return self._used[key], self._used[skey]
+            if day not in days:  # the whole day's counts at once, before this tick's decisions add to them
+                days.add(day)
+                by_person, by_source = ledger.attention_on(self.st, day)
+                for p, n in by_person.items():
+                    self._used.setdefault((p, day, ""), n)
+                for (p, s), n in by_source.items():
+                    self._used.setdefault((p, day, s), n)
+            return self._used.get((person, day, ""), 0), self._used.get((person, day, source), 0)
 
         return Context(now, self._prefs(), live, facts, seen, used)
 
@@ -198,7 +202,12 @@ class Gate:
         from gitive.store import logs
 
         decisions, self._tick = self._tick, []
-        unwritten = {r[0] for r in self.st.execute("SELECT id FROM gate_items WHERE written = 0")}
+        ids = list({d.item.id: None for d in decisions})
+        unwritten = set()
+        for chunk in range(0, len(ids), 500):  # by key: not a scan of every item the gate ever took
+            part = ids[chunk:chunk + 500]
+            unwritten.update(r[0] for r in self.st.execute(
+                f"SELECT id FROM gate_items WHERE id IN ({','.join('?' * len(part))}) AND written = 0", part))
         audience = _audiences(self.index)
         records = []
         for d in decisions:
@@ -223,8 +232,6 @@ class Gate:
                 if len(report.decisions) < 50:
                     report.decisions.append({"item": d.item.id, "person": d.person, "branch": d.branch,
                                              "rule": d.rule, "shadow": d.shadow})
-            self.st.executemany("UPDATE gate_items SET written = 1 WHERE id = ? AND written = 0",
-                                [(d.item.id,) for d in decisions])
             self.st.execute("COMMIT")
         except BaseException:
             self.st.execute("ROLLBACK")
@@ -232,10 +239,13 @@ class Gate:
         report.written = len(records)
 
     def _advance(self, decisions: list[Decision]) -> None:
-        self.st.executemany("UPDATE gate_items SET state = ?, until = ? WHERE id = ?",
+        """Each decided item's state (and that its record is written: one statement a decision, not two); the
+        tick's queue holds obligation items only."""
+        self.st.executemany("UPDATE gate_items SET state = ?, until = ?, written = 1 WHERE id = ?",
                             [("held", d.until, d.item.id) if d.branch == "hold" else ("done", None, d.item.id)
                              for d in decisions])
-        self.st.executemany("UPDATE queue SET state = 'gated' WHERE id = ?", [(d.item.id,) for d in decisions])
+        self.st.executemany("UPDATE queue SET state = 'gated' WHERE id = ?",
+                            [(d.item.id,) for d in decisions if d.item.source.get("kind") == "obligation"])
 
     def _settle(self, item_id: str) -> None:
         """An item this anchor decided before a crash: its state from its last decision, nothing decided again."""
@@ -258,19 +268,20 @@ class Gate:
             seen = state.get(self.st, key) or 0
             if hwm <= seen:
                 continue
-            found = queries.verified_entries(self.index, author=author, log=log_, after_seq=seen, limit=1 << 40)
             person, role = items.person_of(self.index, author)
-            if log_ == "team":
-                proposed = [self._proposal(e, person, people, repo) for e in found
-                            if e["kind"] == "item" and role != "anchor"]
+            # only the kinds the gate takes are read and parsed (not a team log's lessons and citations)
+            of = functools.partial(queries.verified_entries, self.index, author=author, log=log_, after_seq=seen,
+                                   limit=1 << 40)
+            if log_ == "team" and role != "anchor":
+                proposed = [self._proposal(e, person, people, repo) for e in of(kind="item")]
                 for chunk in range(0, len(proposed), 500):
                     if batch := [p for p in proposed[chunk:chunk + 500] if p is not None]:
                         self._offer_many(batch)
-                for entry in found:
-                    if entry["kind"] == "finding" and role != "anchor" and person in people:
+                if person in people:
+                    for entry in of(kind="finding"):
                         self._finding(entry, person)
-            else:
-                self._screen([e for e in found if e["kind"] == "message"])
+            elif log_ == "mail":
+                self._screen(of(kind="message"))
             state.put(self.st, key, hwm, now)
 
     def _proposal(self, entry: dict[str, Any], person: str | None, people: set[str], repo: Any
@@ -332,7 +343,7 @@ def ctx_day(prefs: dict[str, prefs_mod.Prefs], person: str, now: int) -> str:
 
 def _dump(c: Candidate, watch: dict[str, Any] | None) -> str:
     """A candidate as the anchor's state keeps it: its record (format 1, the title with it: local), whose it is."""
-    return json.dumps({"record": c.record(), "author": c.author, "watch": watch}, sort_keys=True)
+    return json.dumps({"record": c.record(), "author": c.author, "watch": watch})  # read back by _load only
 
 
 def _row(c: Candidate, person: str | None, watch: dict[str, Any] | None) -> tuple[Any, ...]:

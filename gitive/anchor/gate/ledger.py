@@ -150,6 +150,17 @@ def prior_decisions(st: sqlite3.Connection, found: list[tuple[str, str]], since:
     return known
 
 
+def attention_on(st: sqlite3.Connection, day: str) -> tuple[dict[str, int], dict[tuple[str, str], int]]:
+    """Every person's attention items on ``day`` across every anchor (one item counted once), and per (person,
+    source): :func:`attention_used` for a whole tick in two statements, not two per person and source."""
+    people = dict(st.execute("SELECT person, COUNT(DISTINCT item) FROM gate_decisions WHERE day = ? AND "
+                             "branch = 'attention' GROUP BY person", (day,)).fetchall())
+    sources = {(p, s): n for p, s, n in st.execute(
+        "SELECT person, source, COUNT(DISTINCT item) FROM gate_decisions WHERE day = ? AND branch = 'attention' "
+        "GROUP BY person, source", (day,))}
+    return people, sources
+
+
 def attention_used(st: sqlite3.Connection, person: str, day: str, source: str | None = None) -> int:
     """Attention items of ``person`` on ``day`` across every anchor (one item counted once), from ``source``."""
     sql = "SELECT COUNT(DISTINCT item) FROM gate_decisions WHERE person = ? AND day = ? AND branch = 'attention'"
