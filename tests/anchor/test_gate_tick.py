@@ -80,7 +80,11 @@ def test_quiet_hours_hold_an_item_and_it_re_enters_when_they_end(team: AnchoredT
     now = int(time.time() * 1000)
     start = time.strftime("%H:%M", time.gmtime(now / 1000 - 3600))
     end = time.strftime("%H:%M", time.gmtime(now / 1000 + 2 * 3600))
-    team.bob.decided("prefs", "set", "--quiet", f"{start}-{end}", "--tz", "UTC")
+    # Digests 12 h away: the clock moves past the quiet hours below, and must not cross anyone's digest time
+    # (at the default 08:00 UTC, runs between 06:00 and 08:00 saw two digest notes).
+    digest_at = time.strftime("%H:%M", time.gmtime(now / 1000 + 12 * 3600))
+    team.alice.decided("prefs", "set", "--digest-at", digest_at, "--tz", "UTC")
+    team.bob.decided("prefs", "set", "--quiet", f"{start}-{end}", "--tz", "UTC", "--digest-at", digest_at)
     live(team.bob)
     push_branch(team.alice, "night-work")
     owe(team.bob, MERGED.format(branch="night-work"), "review the night work", "--to", "alice")
