@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from gitive.capture import deadline, events, spool
+from gitive.capture import deadline, deliveries, events, spool
 from gitive.capture.adapters import ADAPTERS
 
 from .support import (
@@ -180,6 +180,7 @@ def test_a_prompt_lesson_without_room_comes_first_at_the_next_call_once(team_rep
     again = feed("claude", "prompt", "prompt", team_repo.path)
     assert "team-memory" not in again.out  # shown once
     assert [e["lesson"]["id"] for e in logged("team.lesson.injected")] == [team_repo.settings.id]
+    assert deliveries.summary()["missed"] == {"no-room": 1}  # what `gitive status` counts
 
 
 def test_a_card_without_room_comes_whole_at_the_next_call_once(team_repo: TeamRepo, short_home: Path) -> None:
