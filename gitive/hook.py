@@ -50,10 +50,11 @@ _HEXISH = re.compile(r"\b[0-9a-f]{10,64}\b")
 class Carried:
     """What a reply carries from the spool, to acknowledge once it is written (or put back if it is not)."""
 
-    __slots__ = ("book", "claims", "consumed", "mail", "read", "sdir")
+    __slots__ = ("book", "claims", "consumed", "lessons", "mail", "read", "sdir")
 
     def __init__(self, sdir: Path | None, book: Book) -> None:
         self.sdir, self.book = sdir, book
+        self.lessons: list[dict[str, Any]] = []  # taken from the session's state (owed or chosen) into the reply
         self.claims: list[Path] = []  # claimed and in the reply
         self.consumed: list[Path] = []  # claimed, not shown (a lesson already shown): done without printing
         self.mail = False  # a message or notice among them: the daemon is told at once
@@ -370,6 +371,8 @@ def _compose(adapter: Adapter, kind: str, payload: dict[str, Any], event: dict[s
             state["shown"] = sorted(shown | set(chosen) | set(from_spool) | {i for i, _ in late_ones})
             if session:  # a session without an id has no next call to carry them
                 state["owed"] = owing[owed_taken:] + dropped
+                carried.lessons = owing[:owed_taken] + [{"id": c["id"], "frame": c["frame"], "via": via}
+                                                        for c in lessons[:taken]]
             carried.read = bool(state.get("mail_out"))
             state["mail_out"] = carried.mail
     return SEPARATOR.join([t for t in (owed_text, *early.texts, text, *rest.texts) if t])
@@ -417,7 +420,23 @@ def acknowledge(carried: Carried | None, deadline: Deadline, written: bool = Tru
         if written and (carried.mail or carried.read):  # booked now, not at the daemon's next round
             daemon_client.notify({"op": "spooled", "harness": carried.book.harness, "read": carried.read,
                                   "session": carried.book.session}, budget=max(0.0, deadline.final()))
+    if not written and carried.lessons:
+        _owe_again(carried, deadline)
     carried.book.flush()
+
+
+def _owe_again(carried: Carried, deadline: Deadline) -> None:
+    """The reply was not written: the lessons it took from the session's state are owed again, first."""
+    from gitive.capture import sessions
+
+    book = carried.book
+    with sessions.state(book.harness, book.session or "-", deadline) as state:
+        if state is not None:
+            back = {str(o.get("id")) for o in carried.lessons if o.get("id")}
+            state["shown"] = sorted(set(state["shown"]) - back)
+            state["owed"] = carried.lessons + [o for o in state.get("owed") or [] if o.get("id") not in back]
+    book.miss("reply-unwritten", f"the harness closed the pipe; {len(carried.lessons)} lesson(s) "
+              + ("owed again" if state is not None else "lost: the session's state was locked"))
 
 
 def respond(argv: list[str], stdin: Any, deadline: Deadline | None) -> tuple[str, Carried | None]:

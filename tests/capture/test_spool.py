@@ -197,6 +197,24 @@ def test_a_card_without_room_comes_whole_at_the_next_call_once(team_repo: TeamRe
     assert missed["delivery"]["hook"] == "session-start" and "2 item(s)" in missed["delivery"]["what"]
 
 
+def test_a_lesson_whose_reply_could_not_be_written_is_owed_again(team_repo: TeamRepo, short_home: Path) -> None:
+    """A harness that closed the pipe before reading: the lesson counts as not shown and comes next call."""
+    read, write = os.pipe()
+    os.close(read)  # writing the reply fails: EPIPE
+    try:
+        proc = subprocess.run([str(HOOK), "claude", "post-tool"], stdout=write, stderr=subprocess.PIPE,
+                              input=payload_text("claude", "post-tool-edit", team_repo.path).encode(),
+                              env=hook_env(None), cwd="/", timeout=20)
+    finally:
+        os.close(write)
+    assert proc.returncode == 0, proc.stderr
+    [missed] = [e for e in logged("delivery.missed") if e["delivery"]["reason"] == "reply-unwritten"]
+    assert "1 lesson(s) owed again" in missed["delivery"]["what"]
+    after = feed("claude", "post-tool", "post-tool-bash-ok", team_repo.path)
+    assert after.out == claude_shape("PostToolUse", team_repo.settings.frame()), after.err
+    assert feed("claude", "post-tool", "post-tool-edit", team_repo.path).out == NO_OPINION
+
+
 def test_a_lesson_owed_in_one_session_never_reaches_another(team_repo: TeamRepo, short_home: Path) -> None:
     _fill_the_next_reply(session_of("claude", "prompt", team_repo.path))
     feed("claude", "post-tool", "post-tool-bash-ok", team_repo.path)
