@@ -373,6 +373,9 @@ def _compose(adapter: Adapter, kind: str, payload: dict[str, Any], event: dict[s
                 state["owed"] = owing[owed_taken:] + dropped
                 carried.lessons = owing[:owed_taken] + [{"id": c["id"], "frame": c["frame"], "via": via}
                                                         for c in lessons[:taken]]
+                if head and taken:  # the card's head goes with its lessons, if they come back
+                    first = carried.lessons[owed_taken]
+                    first["frame"] = f"{head}\n{first['frame']}"
             carried.read = bool(state.get("mail_out"))
             state["mail_out"] = carried.mail
     return SEPARATOR.join([t for t in (owed_text, *early.texts, text, *rest.texts) if t])
