@@ -50,10 +50,11 @@ _HEXISH = re.compile(r"\b[0-9a-f]{10,64}\b")
 class Carried:
     """What a reply carries from the spool, to acknowledge once it is written (or put back if it is not)."""
 
-    __slots__ = ("book", "claims", "consumed", "mail", "read", "sdir")
+    __slots__ = ("book", "claims", "consumed", "lessons", "mail", "read", "sdir")
 
     def __init__(self, sdir: Path | None, book: Book) -> None:
         self.sdir, self.book = sdir, book
+        self.lessons: list[dict[str, Any]] = []  # taken from the session's state (owed or chosen) into the reply
         self.claims: list[Path] = []  # claimed and in the reply
         self.consumed: list[Path] = []  # claimed, not shown (a lesson already shown): done without printing
         self.mail = False  # a message or notice among them: the daemon is told at once
@@ -314,8 +315,9 @@ def _now() -> float:
 def _compose(adapter: Adapter, kind: str, payload: dict[str, Any], event: dict[str, Any],
              found: locate.Located | None, alive: bool, ranking: tuple[daemon_client.Call | None, bool],
              carried: Carried, deadline: Deadline) -> str:
-    """The reply's context, within the harness's cap, each piece whole: first what the last call had no room
-    for, then this moment's lessons (the card's head and owed lines at session start), then what else the
+    """The reply's context, within the harness's cap, each piece whole: first what earlier calls had no room
+    for (their lessons and owed lines, kept in the session's state, then their spooled items), then this
+    moment's lessons (the card's head and owed lines at session start), then what else the
     spool holds for the session, oldest first."""
     from gitive.capture import sessions
 
@@ -331,32 +333,69 @@ def _compose(adapter: Adapter, kind: str, payload: dict[str, Any], event: dict[s
             book.reclaimed(spool.reclaim(carried.sdir))
         shown = _record_citations(state, kind, payload, event, harness, session, cwd) if state is not None \
             else set()
+        owing = [o for o in (state or {}).get("owed") or [] if isinstance(o, dict) and o.get("id") not in shown]
+        channel = kind in adapter.context
+        owed_text, owed_taken = _owed(owing, channel, adapter.cap, book)
+        owed_ids = {str(o.get("id")) for o in owing if o.get("id")}
+        left = adapter.cap - _size(owed_text)
         late = set((state or {}).get("deferred") or [])
-        early = _spooled(adapter, kind, carried, state is not None, shown, adapter.cap, only=late) if late \
+        early = _spooled(adapter, kind, carried, state is not None, shown | owed_ids, left, only=late) if late \
             else Taken()
         lessons, owed_here, via = ([], "", "none") if state is None or kind not in adapter.context else \
-            _lessons(kind, event, payload, found, shown, alive, ranked, deadline, book)
-        cap = adapter.cap - early.used - (len(SEPARATOR) if early.used else 0)
-        text, taken = _pack(prepared_head() if kind == "session-start" else None, [c["frame"] for c in lessons],
-                            cap)
+            _lessons(kind, event, payload, found, shown | owed_ids, alive, ranked, deadline, book)
+        cap = left - early.used - (len(SEPARATOR) if early.used else 0)
+        head = prepared_head() if kind == "session-start" else None
+        text, taken = _pack(head, [c["frame"] for c in lessons], cap)
         chosen = [c["id"] for c in lessons[:taken]]
-        if taken < len(lessons):  # not queued: the next call that calls for them brings them
-            book.miss("no-room", f"{len(lessons) - taken} lesson(s) did not fit the {cap} bytes left in this "
-                      "reply after the items it owed first")
+        dropped = [{"id": c["id"], "frame": c["frame"], "via": via} for c in lessons[taken:]]
+        if dropped and head and not taken:  # the card's head goes with its lessons
+            dropped[0]["frame"] = f"{head}\n{dropped[0]['frame']}"
         if owed_here and fits(joined := SEPARATOR.join(t for t in (text, owed_here) if t), cap):
             text = joined
+        elif owed_here:
+            dropped.append({"id": "", "frame": owed_here, "via": via})
+        if dropped:  # owed to the session: its next calls carry them first, until shown
+            book.miss("no-room", f"{len(dropped)} item(s) (lessons, owed lines) did not fit the {cap} bytes "
+                      "left in this reply after the items it owed first; the next call carries them first")
         room = cap - len(text.encode("utf-8", "surrogatepass")) - (len(SEPARATOR) if text else 0)
-        rest = _spooled(adapter, kind, carried, state is not None, shown | set(chosen) | set(early.lessons), room,
-                        skip=late)
+        rest = _spooled(adapter, kind, carried, state is not None, shown | owed_ids | set(chosen) |
+                        set(early.lessons), room, skip=late)
         from_spool = early.lessons + rest.lessons
-        _injected(harness, session, cwd, kind, [(c, via) for c in chosen] + [(c, "daemon") for c in from_spool])
-        book.deferred(len(early.deferred) + len(rest.deferred), room - rest.used)
+        late_ones = [(str(o["id"]), str(o.get("via") or "computed")) for o in owing[:owed_taken] if o.get("id")]
+        _injected(harness, session, cwd, kind, [*late_ones, *((c, via) for c in chosen),
+                                                *((c, "daemon") for c in from_spool)])
+        book.deferred(len(early.deferred) + len(rest.deferred) + (len(owing) - owed_taken if channel else 0),
+                      room - rest.used)
         if state is not None:
             state["deferred"] = early.deferred + rest.deferred
-            state["shown"] = sorted(shown | set(chosen) | set(from_spool))
+            state["shown"] = sorted(shown | set(chosen) | set(from_spool) | {i for i, _ in late_ones})
+            if session:  # a session without an id has no next call to carry them
+                state["owed"] = owing[owed_taken:] + dropped
+                carried.lessons = owing[:owed_taken] + [{"id": c["id"], "frame": c["frame"], "via": via}
+                                                        for c in lessons[:taken]]
+                if head and taken:  # the card's head goes with its lessons, if they come back
+                    first = carried.lessons[owed_taken]
+                    first["frame"] = f"{head}\n{first['frame']}"
             carried.read = bool(state.get("mail_out"))
             state["mail_out"] = carried.mail
-    return SEPARATOR.join([t for t in (*early.texts, text, *rest.texts) if t])
+    return SEPARATOR.join([t for t in (owed_text, *early.texts, text, *rest.texts) if t])
+
+
+def _size(text: str) -> int:
+    """Bytes ``text`` takes in a reply, with the separator after it."""
+    return len(text.encode("utf-8", "surrogatepass")) + len(SEPARATOR) if text else 0
+
+
+def _owed(owing: list[dict[str, Any]], channel: bool, cap: int, book: Book) -> tuple[str, int]:
+    """What earlier calls had no room for, first in line: as many whole items as fit ``cap``, in order, and
+    how many. An item larger than any reply is given up (recorded), else it would block the line forever."""
+    if not channel:
+        return "", 0
+    for item in [o for o in owing if not fits(str(o.get("frame") or ""), cap)]:
+        owing.remove(item)
+        book.miss("too-large", f"an item of {len(str(item.get('frame') or ''))} characters can never fit this "
+                  f"harness's {cap}-byte reply; given up")
+    return _pack(None, [str(o.get("frame") or "") for o in owing], cap)
 
 
 def prepared_head() -> str:
@@ -384,7 +423,23 @@ def acknowledge(carried: Carried | None, deadline: Deadline, written: bool = Tru
         if written and (carried.mail or carried.read):  # booked now, not at the daemon's next round
             daemon_client.notify({"op": "spooled", "harness": carried.book.harness, "read": carried.read,
                                   "session": carried.book.session}, budget=max(0.0, deadline.final()))
+    if not written and carried.lessons:
+        _owe_again(carried, deadline)
     carried.book.flush()
+
+
+def _owe_again(carried: Carried, deadline: Deadline) -> None:
+    """The reply was not written: the lessons it took from the session's state are owed again, first."""
+    from gitive.capture import sessions
+
+    book = carried.book
+    with sessions.state(book.harness, book.session or "-", deadline) as state:
+        if state is not None:
+            back = {str(o.get("id")) for o in carried.lessons if o.get("id")}
+            state["shown"] = sorted(set(state["shown"]) - back)
+            state["owed"] = carried.lessons + [o for o in state.get("owed") or [] if o.get("id") not in back]
+    book.miss("reply-unwritten", f"the harness closed the pipe; {len(carried.lessons)} lesson(s) "
+              + ("owed again" if state is not None else "lost: the session's state was locked"))
 
 
 def respond(argv: list[str], stdin: Any, deadline: Deadline | None) -> tuple[str, Carried | None]:

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from gitive.capture import deadline, events, spool
+from gitive.capture import deadline, deliveries, events, spool
 from gitive.capture.adapters import ADAPTERS
 
 from .support import (
@@ -128,10 +128,10 @@ def test_an_item_without_room_waits_is_recorded_and_goes_first_next_call(team_re
     assert third.out == claude_shape("PostToolUse", MESSAGE)
 
 
-def test_a_lesson_without_room_after_a_deferred_item_is_recorded_and_comes_at_the_next_call(
+def test_a_lesson_without_room_after_a_deferred_item_is_recorded_and_comes_first_at_the_next_call(
         team_repo: TeamRepo, short_home: Path) -> None:
-    """The deferred item goes first and takes the room; the edited file's lesson, which is not queued, was
-    dropped without a word. It is recorded, and the next edit of that file brings it."""
+    """The deferred item goes first and takes the room; the edited file's lesson is recorded as missed and
+    owed: the session's next call (of any event, whatever file it touches) brings it first, and only once."""
     cap = ADAPTERS["claude"].cap
     big = '<team-message from="bob/x" id="m9">\n' + "x" * (cap - 80) + "\n</team-message>"
     sdir = put("claude", session_of("claude", "post-tool-edit", team_repo.path), big, "m9")
@@ -143,10 +143,85 @@ def test_a_lesson_without_room_after_a_deferred_item_is_recorded_and_comes_at_th
     assert second.out == claude_shape("PostToolUse", big), second.err  # the deferred item first, whole
     assert len(listing(sdir, "done")) == 1
     [missed] = [e for e in logged("delivery.missed") if e["delivery"]["reason"] == "no-room"]
-    assert missed["delivery"]["hook"] == "post-tool" and "1 lesson(s) did not fit" in missed["delivery"]["what"]
+    assert missed["delivery"]["hook"] == "post-tool" and "1 item(s)" in missed["delivery"]["what"]
+    put("claude", session_of("claude", "post-tool-edit", team_repo.path), MESSAGE, "m1", seq=1)
+    third = feed("claude", "post-tool", "post-tool-bash-ok", team_repo.path)  # migrate.py not touched again
+    assert third.out == claude_shape("PostToolUse", team_repo.migrate.frame() + "\n\n" + MESSAGE), third.err
     migrate["tool_use_id"] = "toolu_again"
-    third = run_hook("claude", "post-tool", stdin=json.dumps(migrate).encode())
-    assert third.out == claude_shape("PostToolUse", team_repo.migrate.frame())
+    fourth = run_hook("claude", "post-tool", stdin=json.dumps(migrate).encode())
+    assert fourth.out == NO_OPINION  # shown once, never twice
+    shown = [e["lesson"]["id"] for e in logged("team.lesson.injected")]
+    assert sorted(shown) == sorted([team_repo.settings.id, team_repo.migrate.id])
+
+
+def _fill_the_next_reply(session: str) -> Path:
+    """Two messages of nearly the whole cap: the first call carries one and defers the other, which then
+    fills the call after it."""
+    cap = ADAPTERS["claude"].cap
+    bigs = [f'<team-message from="bob/x" id="m{n}">\n' + "x" * (cap - 80) + "\n</team-message>" for n in (8, 9)]
+    sdir = put("claude", session, bigs[0], "m8", seq=0)
+    put("claude", session, bigs[1], "m9", seq=1)
+    return sdir
+
+
+def test_a_prompt_lesson_without_room_comes_first_at_the_next_call_once(team_repo: TeamRepo,
+                                                                       short_home: Path) -> None:
+    sdir = _fill_the_next_reply(session_of("claude", "prompt", team_repo.path))
+    assert "m8" in feed("claude", "post-tool", "post-tool-bash-ok", team_repo.path).out
+    full = feed("claude", "prompt", "prompt", team_repo.path)
+    assert "m9" in full.out and "<team-memory" not in full.out, full.out  # the prompt's lesson had no room
+    assert len(listing(sdir, "done")) == 2
+    assert [e["delivery"]["hook"] for e in logged("delivery.missed")
+            if e["delivery"]["reason"] == "no-room"] == ["prompt"]
+    stop = feed("claude", "stop", "stop", team_repo.path, transcript="/nonexistent")  # no context channel
+    assert "team-memory" not in stop.out
+    after = feed("claude", "post-tool", "post-tool-bash-ok", team_repo.path)
+    assert after.out == claude_shape("PostToolUse", team_repo.settings.frame()), after.err
+    again = feed("claude", "prompt", "prompt", team_repo.path)
+    assert "team-memory" not in again.out  # shown once
+    assert [e["lesson"]["id"] for e in logged("team.lesson.injected")] == [team_repo.settings.id]
+    assert deliveries.summary()["missed"] == {"no-room": 1}  # what `gitive status` counts
+
+
+def test_a_card_without_room_comes_whole_at_the_next_call_once(team_repo: TeamRepo, short_home: Path) -> None:
+    _fill_the_next_reply(session_of("claude", "session-start", team_repo.path))
+    assert "m8" in feed("claude", "post-tool", "post-tool-bash-ok", team_repo.path).out
+    full = feed("claude", "session-start", "session-start", team_repo.path)  # a resumed session: m9 first
+    assert "m9" in full.out and "team-memory" not in full.out, full.out
+    after = feed("claude", "post-tool", "post-tool-bash-ok", team_repo.path)
+    assert after.out == claude_shape("PostToolUse", team_repo.card()), after.err
+    assert feed("claude", "post-tool", "post-tool-bash-ok", team_repo.path).out == NO_OPINION
+    edit = feed("claude", "post-tool", "post-tool-edit", team_repo.path)  # settings.py: its lesson was shown
+    assert edit.out == NO_OPINION
+    [missed] = [e for e in logged("delivery.missed") if e["delivery"]["reason"] == "no-room"]
+    assert missed["delivery"]["hook"] == "session-start" and "2 item(s)" in missed["delivery"]["what"]
+
+
+def test_a_lesson_whose_reply_could_not_be_written_is_owed_again(team_repo: TeamRepo, short_home: Path) -> None:
+    """A harness that closed the pipe before reading: the lesson counts as not shown and comes next call."""
+    read, write = os.pipe()
+    os.close(read)  # writing the reply fails: EPIPE
+    try:
+        proc = subprocess.run([str(HOOK), "claude", "post-tool"], stdout=write, stderr=subprocess.PIPE,
+                              input=payload_text("claude", "post-tool-edit", team_repo.path).encode(),
+                              env=hook_env(None), cwd="/", timeout=20)
+    finally:
+        os.close(write)
+    assert proc.returncode == 0, proc.stderr
+    [missed] = [e for e in logged("delivery.missed") if e["delivery"]["reason"] == "reply-unwritten"]
+    assert "1 lesson(s) owed again" in missed["delivery"]["what"]
+    after = feed("claude", "post-tool", "post-tool-bash-ok", team_repo.path)
+    assert after.out == claude_shape("PostToolUse", team_repo.settings.frame()), after.err
+    assert feed("claude", "post-tool", "post-tool-edit", team_repo.path).out == NO_OPINION
+
+
+def test_a_lesson_owed_in_one_session_never_reaches_another(team_repo: TeamRepo, short_home: Path) -> None:
+    _fill_the_next_reply(session_of("claude", "prompt", team_repo.path))
+    feed("claude", "post-tool", "post-tool-bash-ok", team_repo.path)
+    assert "team-memory" not in feed("claude", "prompt", "prompt", team_repo.path).out
+    other = payload("claude", "post-tool-bash-ok", team_repo.path)
+    other["session_id"] = "another-session"
+    assert run_hook("claude", "post-tool", stdin=json.dumps(other).encode()).out == NO_OPINION
 
 
 def test_an_unreadable_item_is_skipped_and_the_rest_delivered(team_repo: TeamRepo, short_home: Path) -> None:
