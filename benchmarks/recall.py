@@ -162,6 +162,8 @@ def _project_url(data: dict[str, Any], lesson: dict[str, Any]) -> str:
 
 def write_labelled(work: Path, data: dict[str, Any], stamps: dict[str, int]) -> dict[str, str]:
     """Propose every lesson in its project and approve the verified ones; return key -> lesson id."""
+    from gitive.index import projects as project_index
+    from gitive.index.membership import confirm
     from gitive.index.refresh import fresh_index
     from gitive.lessons.propose import make_quote, propose
     from gitive.lessons.review import review
@@ -181,6 +183,8 @@ def write_labelled(work: Path, data: dict[str, Any], stamps: dict[str, int]) -> 
         quote = lesson.get("quote")
         os.environ["GITIVE_NOW_MS"] = str(stamps[lesson["key"]])
         with fresh_index(hive) as (conn, _):
+            if not project_index.owners(conn, project_ids(data)[lesson.get("project", next(iter(data["projects"])))]):
+                confirm(hive, conn, "alice", owner=True, signer=signer)  # a project without an owner counts no review
             made = propose(hive, conn, kind=lesson.get("kind", "Gotcha"), text=lesson["text"],
                            applicability=lesson.get("applicability", ""), evidence=evidence,
                            tags=list(lesson.get("tags", [])), scope=lesson.get("scope", "project"),
@@ -212,12 +216,17 @@ def build_labelled(target: Path, data: dict[str, Any]) -> dict[str, Any]:
     c.git("add", "-A", cwd=work)
     c.git("commit", "--quiet", "-m", "the files the labelled lessons cite", cwd=work)
     c.git("push", "--quiet", "origin", "HEAD:refs/heads/main", cwd=work)
-    with c.in_dir(work, home), contextlib.redirect_stdout(sys.stderr):
-        if c.run_deciding(["init", "--person", "alice", "--machine", "bench-box"], home) != 0:
-            raise RuntimeError("gitive init failed")
+    now = int(time.time() * 1000)
+    os.environ["GITIVE_NOW_MS"] = str(now - 500 * DAY_MS)  # founded before the oldest lesson (400 days) is written
+    try:
+        with c.in_dir(work, home), contextlib.redirect_stdout(sys.stderr):
+            if c.run_deciding(["init", "--person", "alice", "--machine", "bench-box"], home) != 0:
+                raise RuntimeError("gitive init failed")
+    finally:
+        os.environ.pop("GITIVE_NOW_MS", None)
     start = time.perf_counter()
     with c.in_dir(work, home):
-        ids = write_labelled(work, data, _stamps(data["lessons"], int(time.time() * 1000), 400))
+        ids = write_labelled(work, data, _stamps(data["lessons"], now, 400))
     meta = {"format": FORMAT_VERSION, "ids": ids, "lessons": len(ids),
             "write_seconds": round(time.perf_counter() - start, 1)}
     (target / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
