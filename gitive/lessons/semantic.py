@@ -21,7 +21,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -111,13 +111,18 @@ class Backend:
     def rankings(self, conn: sqlite3.Connection, texts: Sequence[str], pool: int) -> list[dict[str, float]]:
         """One ranking per text: lesson id -> cosine similarity, the ``pool`` nearest (empty when the model
         is unavailable)."""
+        return self.near(conn, texts, pool).rankings
+
+    def near(self, conn: sqlite3.Connection, texts: Sequence[str], pool: int) -> Near:
+        """The ``pool`` nearest lessons per text, and (:meth:`Near.similarity`) any lesson's similarity to the
+        texts, from the same matrix product."""
         if self.model() is None or not texts:
-            return []
+            return Near([], None)
         key = self.key
         update(conn, self, key)
         matrix = _matrix(conn, key)
         if matrix.rowids.size == 0:
-            return []
+            return Near([], None)
         asked = self.embed(texts)
         every = matrix.vectors @ asked.T  # one product for all the texts
         older = _older(conn, self, key)
@@ -135,6 +140,43 @@ class Backend:
             if near_old is not None:
                 _credit_successors(ranking, older.successors, near_old[:, column], pool, self.floor)
             out.append(ranking)
+        best = every.max(axis=1)
+        credit = {}
+        if near_old is not None:
+            for row, successor in enumerate(older.successors):
+                credit[successor] = max(credit.get(successor, 0.0), float(near_old[row].max()) * OLD_DISCOUNT)
+        return Near(out, (matrix, best, credit))
+
+
+class Near:
+    """What one question's matrix product found: the dense rankings, and every lesson's similarity."""
+
+    def __init__(self, rankings: list[dict[str, float]], product: Any) -> None:
+        self.rankings = rankings
+        self._product = product
+
+    def similarity(self, conn: sqlite3.Connection, lessons: Iterable[str]) -> dict[str, float]:
+        """Each shown lesson's cosine to the nearest of the texts (a superseded predecessor's, discounted,
+        where that is higher), whether or not it made a ranking's pool: fusion compares the lexical first's
+        similarity with its challenger's, and a lesson just outside the pool is not unrelated."""
+        import numpy as np
+
+        if self._product is None:
+            return {}
+        matrix, best, credit = self._product
+        listed = json.dumps(sorted(set(lessons)))
+        found = conn.execute("SELECT lesson, fts_rowid FROM lesson_text WHERE lesson IN (SELECT value FROM json_each(?))",
+                             (listed,)).fetchall()
+        out = {}
+        if found:
+            rowids = np.array([r for _, r in found], dtype=np.int64)
+            at = np.clip(np.searchsorted(matrix.rowids, rowids), 0, matrix.rowids.size - 1)
+            for (lesson, _), index, hit in zip(found, at, matrix.rowids[at] == rowids, strict=True):
+                if hit:
+                    out[lesson] = float(best[index])
+        for lesson, credited in credit.items():
+            if lesson in out and credited > out[lesson]:
+                out[lesson] = credited
         return out
 
 
