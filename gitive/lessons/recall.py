@@ -62,6 +62,7 @@ BM25_SYMPTOM = (1.0, 1.0, 0.5, 1.0, 0.3)
 BM25_TASK = (1.0, 2.0, 0.5, 0.6, 0.3)  # a task-shaped question: what a lesson says about when it applies
 W_DENSE = 0.5  # the dense rankings' share of the text signal beside the lexical one (tuned on dev)
 DENSE_K = 10  # reciprocal rank fusion constant of the dense rankings
+DENSE_POOL = 15  # candidates per dense ranking: each adds a row to score; 10 lost recall@5 on the dev splits, 15 did not
 KEEP_MARGIN = 0.01  # how far the lexical first is put ahead when it keeps its place
 GATE = 2.0  # "gated": the dense weight shrinks as (1 - the lexical first's lead) ** GATE
 FUSION = "gated"  # lexical magnitude plus dense ranks, the dense weight shrinking with the lexical lead;
@@ -367,7 +368,7 @@ def search(conn: sqlite3.Connection, query: str, *, files: Sequence[str] = (), p
     each = pool if lists <= 1 else max(FUSED_POOL, pool // lists)
     rankings = _text_rankings(conn, phrasings, task, each, by_file)
     worded = [t for t, found in zip(texts, (tokens(t) for t in texts), strict=True) if found]  # "how do I do it": none
-    near = semantic.near(conn, worded, each) if semantic is not None and worded else None
+    near = semantic.near(conn, worded, min(each, DENSE_POOL)) if semantic is not None and worded else None
     dense = near.rankings if near is not None else []
     text = fuse_dense(rankings, dense)
     if not text and not by_file:

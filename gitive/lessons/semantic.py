@@ -124,28 +124,18 @@ class Backend:
         if matrix.rowids.size == 0:
             return Near([], None)
         asked = self.embed(texts)
-        every = matrix.vectors @ asked.T  # one product for all the texts
+        every = asked @ matrix.vectors.T  # one product for all the texts: a row of cosines per text
         older = _older(conn, self, key)
         near_old = older.vectors @ asked.T if older.successors else None
-        columns = []
-        for column in range(every.shape[1]):
-            scores = every[:, column]
-            top = _top(scores, pool * 2)
-            columns.append({int(matrix.rowids[i]): float(scores[i]) for i in top if scores[i] > self.floor})
-        lessons = _lessons_of(conn, {rowid for hits in columns for rowid in hits})  # one lookup for all texts
         out = []
-        for column, hits in enumerate(columns):
-            ranked = sorted(((score, lessons[r]) for r, score in hits.items() if r in lessons), reverse=True)
-            ranking = {lesson: score for score, lesson in ranked[:pool]}
+        for column, scores in enumerate(every):
+            top = _top(scores, pool)
+            ranking = {matrix.lessons[i]: score for i, score in zip(top.tolist(), scores[top].tolist(), strict=True)
+                       if score > self.floor}
             if near_old is not None:
                 _credit_successors(ranking, older.successors, near_old[:, column], pool, self.floor)
             out.append(ranking)
-        best = every.max(axis=1)
-        credit = {}
-        if near_old is not None:
-            for row, successor in enumerate(older.successors):
-                credit[successor] = max(credit.get(successor, 0.0), float(near_old[row].max()) * OLD_DISCOUNT)
-        return Near(out, (matrix, best, credit))
+        return Near(out, (matrix, every, older.successors, near_old))
 
 
 class Near:
@@ -157,26 +147,19 @@ class Near:
 
     def similarity(self, conn: sqlite3.Connection, lessons: Iterable[str]) -> dict[str, float]:
         """Each shown lesson's cosine to the nearest of the texts (a superseded predecessor's, discounted,
-        where that is higher), whether or not it made a ranking's pool: fusion compares the lexical first's
-        similarity with its challenger's, and a lesson just outside the pool is not unrelated."""
-        import numpy as np
-
+        where that is higher), whether or not it made a ranking's pool: a lesson just outside the pool is not
+        unrelated."""
         if self._product is None:
             return {}
-        matrix, best, credit = self._product
-        listed = json.dumps(sorted(set(lessons)))
-        found = conn.execute("SELECT lesson, fts_rowid FROM lesson_text WHERE lesson IN (SELECT value FROM json_each(?))",
-                             (listed,)).fetchall()
+        matrix, every, successors, near_old = self._product
+        index = matrix.index()
         out = {}
-        if found:
-            rowids = np.array([r for _, r in found], dtype=np.int64)
-            at = np.clip(np.searchsorted(matrix.rowids, rowids), 0, matrix.rowids.size - 1)
-            for (lesson, _), index, hit in zip(found, at, matrix.rowids[at] == rowids, strict=True):
-                if hit:
-                    out[lesson] = float(best[index])
-        for lesson, credited in credit.items():
-            if lesson in out and credited > out[lesson]:
-                out[lesson] = credited
+        for lesson in set(lessons):
+            if lesson in index:
+                out[lesson] = float(every[:, index[lesson]].max())
+            if near_old is not None and lesson in successors:
+                credited = max(float(near_old[n].max()) for n, s in enumerate(successors) if s == lesson) * OLD_DISCOUNT
+                out[lesson] = max(out.get(lesson, 0.0), credited)
         return out
 
 
@@ -242,7 +225,9 @@ def update(conn: sqlite3.Connection, backend: Backend, key: str) -> int:
 
 
 class _Matrix:
-    """The stored vectors of one model in one index, as one float16 matrix with their rowids."""
+    """The stored vectors of one model in one index, as one float32 matrix with their rowids and the lessons
+    those rows show (read with the vectors: a row no longer shown bumps ``lesson_text_drops``, and the next
+    search reads everything again), so a question needs no lookup of its nearest rows' lessons."""
 
     def __init__(self) -> None:
         self.drops = ""
@@ -253,6 +238,8 @@ class _Matrix:
 
         self.rowids = np.zeros(0, dtype=np.int64)
         self.vectors = np.zeros((0, 0), dtype=np.float32)  # float32 in memory: BLAS has no float16 product
+        self.lessons: list[str] = []
+        self._index: dict[str, int] | None = None
         self.high = 0
 
     def top_up(self, conn: sqlite3.Connection, key: str) -> None:
@@ -262,15 +249,24 @@ class _Matrix:
         if drops != self.drops:  # rows were removed: read everything again
             self._reset()
             self.drops = drops
-        rows = conn.execute("SELECT fts_rowid, vector FROM lesson_vectors WHERE model = ? AND fts_rowid > ? "
-                            "ORDER BY fts_rowid", (key, self.high)).fetchall()
+        rows = conn.execute("SELECT v.fts_rowid, v.vector, t.lesson FROM lesson_vectors v "
+                            "JOIN lesson_text t ON t.fts_rowid = v.fts_rowid WHERE v.model = ? AND v.fts_rowid > ? "
+                            "ORDER BY v.fts_rowid", (key, self.high)).fetchall()
         if not rows:
             return
-        fresh = np.stack([np.frombuffer(v, dtype=np.float16) for _, v in rows]).astype(np.float32)
-        ids = np.array([r for r, _ in rows], dtype=np.int64)
+        fresh = np.stack([np.frombuffer(v, dtype=np.float16) for _, v, _ in rows]).astype(np.float32)
+        ids = np.array([r for r, _, _ in rows], dtype=np.int64)
         self.vectors = fresh if self.vectors.size == 0 else np.vstack([self.vectors, fresh])
         self.rowids = np.concatenate([self.rowids, ids])
+        self.lessons += [lesson for _, _, lesson in rows]
+        self._index = None
         self.high = int(ids[-1])
+
+    def index(self) -> dict[str, int]:
+        """Lesson id -> its row in the matrix."""
+        if self._index is None:
+            self._index = {lesson: n for n, lesson in enumerate(self.lessons)}
+        return self._index
 
 
 def _matrix(conn: sqlite3.Connection, key: str) -> _Matrix:
@@ -285,14 +281,6 @@ def _matrix(conn: sqlite3.Connection, key: str) -> _Matrix:
         matrix = _MATRICES.setdefault(ident, _Matrix())
         matrix.top_up(conn, key)
         return matrix
-
-
-def _lessons_of(conn: sqlite3.Connection, rowids: set[int]) -> dict[int, str]:
-    """The lesson each ``lesson_text`` row shows (rows no longer shown drop out)."""
-    if not rowids:
-        return {}
-    return dict(conn.execute("SELECT fts_rowid, lesson FROM lesson_text WHERE fts_rowid IN "
-                             "(SELECT value FROM json_each(?))", (json.dumps(sorted(rowids)),)).fetchall())
 
 
 def _top(scores: Any, count: int) -> Any:
