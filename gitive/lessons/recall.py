@@ -379,7 +379,7 @@ def search(conn: sqlite3.Connection, query: str, *, files: Sequence[str] = (), p
     ranked = _ranked(rows, text, overlap, project, now)
     if near is not None and dense and ranked:
         lexical = _ranked(rows, fuse(rankings), overlap, project, now)
-        _keep_lexical_first(ranked, lexical, near.similarity(conn, {ranked[0][1].lesson, lexical[0][1].lesson}),
+        _keep_lexical_first(ranked, lexical, near.similarity({ranked[0][1].lesson, lexical[0][1].lesson}),
                             project, semantic.floor)
     page = [(score, row.lesson, scope_key(row.scope, row.project, project) == "other-project", parts)
             for score, row, parts in ranked[offset:offset + limit]]

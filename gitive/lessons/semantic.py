@@ -123,19 +123,20 @@ class Backend:
         matrix = _matrix(conn, key)
         if matrix.rowids.size == 0:
             return Near([], None)
+        vectors, lessons = matrix.vectors, matrix.lessons  # as of now: another thread may read them again
         asked = self.embed(texts)
-        every = asked @ matrix.vectors.T  # one product for all the texts: a row of cosines per text
+        every = asked @ vectors.T  # one product for all the texts: a row of cosines per text
         older = _older(conn, self, key)
         near_old = older.vectors @ asked.T if older.successors else None
         out = []
         for column, scores in enumerate(every):
             top = _top(scores, pool)
-            ranking = {matrix.lessons[i]: score for i, score in zip(top.tolist(), scores[top].tolist(), strict=True)
+            ranking = {lessons[i]: score for i, score in zip(top.tolist(), scores[top].tolist(), strict=True)
                        if score > self.floor}
             if near_old is not None:
                 _credit_successors(ranking, older.successors, near_old[:, column], pool, self.floor)
             out.append(ranking)
-        return Near(out, (matrix, every, older.successors, near_old))
+        return Near(out, (matrix, lessons, every, older.successors, near_old))
 
 
 class Near:
@@ -145,18 +146,19 @@ class Near:
         self.rankings = rankings
         self._product = product
 
-    def similarity(self, conn: sqlite3.Connection, lessons: Iterable[str]) -> dict[str, float]:
+    def similarity(self, lessons: Iterable[str]) -> dict[str, float]:
         """Each shown lesson's cosine to the nearest of the texts (a superseded predecessor's, discounted,
         where that is higher), whether or not it made a ranking's pool: a lesson just outside the pool is not
         unrelated."""
         if self._product is None:
             return {}
-        matrix, every, successors, near_old = self._product
-        index = matrix.index()
+        matrix, shown, every, successors, near_old = self._product
+        index = matrix.index() if matrix.lessons is shown else {lesson: n for n, lesson in enumerate(shown)}
         out = {}
         for lesson in set(lessons):
-            if lesson in index:
-                out[lesson] = float(every[:, index[lesson]].max())
+            at = index.get(lesson)
+            if at is not None and at < every.shape[1]:
+                out[lesson] = float(every[:, at].max())
             if near_old is not None and lesson in successors:
                 credited = max(float(near_old[n].max()) for n, s in enumerate(successors) if s == lesson) * OLD_DISCOUNT
                 out[lesson] = max(out.get(lesson, 0.0), credited)
