@@ -275,6 +275,15 @@ def _ranked(rows: list[_Row], text: dict[str, float], overlap: dict[str, float],
     return ranked
 
 
+def _lexically(ranked: Ranked, text: dict[str, float], lexical: dict[str, float]) -> Ranked:
+    """``ranked`` as the lexical text figure alone would rank it: only the text signal differs, so each score
+    is shifted by the difference rather than every signal computed again."""
+    again = [(score + W_TEXT * (lexical.get(row.lesson, 0.0) - text.get(row.lesson, 0.0)), row, parts)
+             for score, row, parts in ranked]
+    again.sort(key=lambda r: (-r[0], r[1].lesson))
+    return again
+
+
 def _keep_lexical_first(ranked: Ranked, lexical: Ranked, similar: dict[str, float], project: str | None,
                         floor: float) -> None:
     """Put the lexical ranking's first back in front (in place) unless meaning overrules it.
@@ -378,7 +387,7 @@ def search(conn: sqlite3.Connection, query: str, *, files: Sequence[str] = (), p
     rows = _rows(conn, text.keys() | by_file.keys(), _STATES[include_proposed])
     ranked = _ranked(rows, text, overlap, project, now)
     if near is not None and dense and ranked:
-        lexical = _ranked(rows, fuse(rankings), overlap, project, now)
+        lexical = _lexically(ranked, text, fuse(rankings))
         _keep_lexical_first(ranked, lexical, near.similarity({ranked[0][1].lesson, lexical[0][1].lesson}),
                             project, semantic.floor)
     page = [(score, row.lesson, scope_key(row.scope, row.project, project) == "other-project", parts)
