@@ -56,8 +56,9 @@ HERE = Path(__file__).resolve().parent / "data"
 SETS = {"hard": (HERE / "recall_hard.yaml", None),
         "blind": (HERE / "recall_blind_lessons.yaml", HERE / "recall_blind_questions.yaml")}
 SPLIT_SEED = 20  # the blind set's dev/test split: drawn once with this seed, before any result was looked at
-FORMAT_VERSION = 5  # bump when the data set or how it is written changes, so old caches are not reused
+FORMAT_VERSION = 6  # bump when the data set or how it is written changes, so old caches are not reused
 DAY_MS = 86_400_000
+FOUNDED_DAYS = 800  # the team's age: older than every lesson
 TOP = 10
 # Question categories, the same names for both sets. The hard set's shapes map onto them (task ->
 # task_start, error -> error_paste, its recounted paraphrase -> low_overlap); "superseded" is also given to a
@@ -202,6 +203,21 @@ def _all_paths(data: dict[str, Any]) -> list[str]:
     return sorted(found)
 
 
+def own_projects(work: Path, data: dict[str, Any]) -> None:
+    """alice confirms herself owner of every project, as ``gitive project confirm --owner alice`` would."""
+    from gitive.index.membership import confirm
+    from gitive.index.refresh import fresh_index
+    from gitive.team.hive import open_hive
+
+    signer = c.person_key(Path(os.environ["GITIVE_HOME"]))
+    for url in data["projects"].values():
+        c.git("remote", "set-url", "origin", url, cwd=work)
+        hive = open_hive(work)
+        with fresh_index(hive) as (conn, _):
+            confirm(hive, conn, "alice", owner=True, signer=signer)
+    c.git("remote", "set-url", "origin", next(iter(data["projects"].values())), cwd=work)
+
+
 def build_labelled(target: Path, data: dict[str, Any]) -> dict[str, Any]:
 
     shutil.rmtree(target, ignore_errors=True)
@@ -212,12 +228,20 @@ def build_labelled(target: Path, data: dict[str, Any]) -> dict[str, Any]:
     c.git("add", "-A", cwd=work)
     c.git("commit", "--quiet", "-m", "the files the labelled lessons cite", cwd=work)
     c.git("push", "--quiet", "origin", "HEAD:refs/heads/main", cwd=work)
-    with c.in_dir(work, home), contextlib.redirect_stdout(sys.stderr):
-        if c.run_deciding(["init", "--person", "alice", "--machine", "bench-box"], home) != 0:
-            raise RuntimeError("gitive init failed")
+    now = int(time.time() * 1000)
+    # Founded before the oldest lesson (the scale set's are up to 730 days old), and alice (the admin) owns every
+    # project from then on: a project without an owner counts no review, nor one dated before the grant.
+    os.environ["GITIVE_NOW_MS"] = str(now - FOUNDED_DAYS * DAY_MS)
+    try:
+        with c.in_dir(work, home), contextlib.redirect_stdout(sys.stderr):
+            if c.run_deciding(["init", "--person", "alice", "--machine", "bench-box"], home) != 0:
+                raise RuntimeError("gitive init failed")
+            own_projects(work, data)
+    finally:
+        os.environ.pop("GITIVE_NOW_MS", None)
     start = time.perf_counter()
     with c.in_dir(work, home):
-        ids = write_labelled(work, data, _stamps(data["lessons"], int(time.time() * 1000), 400))
+        ids = write_labelled(work, data, _stamps(data["lessons"], now, 400))
     meta = {"format": FORMAT_VERSION, "ids": ids, "lessons": len(ids),
             "write_seconds": round(time.perf_counter() - start, 1)}
     (target / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
@@ -545,6 +569,7 @@ def bulk_write(work: Path, data: dict[str, Any], lessons: list[dict[str, Any]], 
     """Write ``lessons`` as propose and review write them: the same signed header and review entries, the
     same bodies. Bodies go into the body store in one write: this version's flat body store rewrites the
     tree of every body on each put, which would make building a large hive take hours."""
+    from gitive.core import decisions, gesture
     from gitive.core.ids import blake3_hex
     from gitive.lessons import model
     from gitive.store import bodies, logs, objects
@@ -552,6 +577,7 @@ def bulk_write(work: Path, data: dict[str, Any], lessons: list[dict[str, Any]], 
     from gitive.team.projects import normalize_url
 
     hive = open_hive(work)
+    signer = c.person_key(Path(os.environ["GITIVE_HOME"]))  # a review counts only with its person's gesture
     blobs: dict[str, str] = {}
     written: dict[str, bytes | None] = {}
     for n, lesson in enumerate(lessons):
@@ -571,9 +597,10 @@ def bulk_write(work: Path, data: dict[str, Any], lessons: list[dict[str, Any]], 
         logs.append(hive.project, hive.key, hive.team_id, "project", scope,
                     {"type": "lesson", "id": lesson_id, "kind": lesson["kind"], "evidence": items,
                      "tags": lesson["tags"], "body_hash": digest, "hearsay": False}, at=at)
+        review = decisions.stamp({"type": "review", "about": lesson_id, "approver": "alice", "approved": True,
+                                  "note": "benchmark", "scope": scope}, at + 60_000, 1)  # her first on it
         logs.append(hive.project, hive.key, hive.team_id, "project", scope,
-                    {"type": "review", "about": lesson_id, "approver": "alice", "approved": True,
-                     "note": "benchmark", "scope": scope}, at=at + 60_000)
+                    gesture.sign(signer, hive.team_id, hive.me, review), at=at + 60_000)
         if n % 5000 == 4999:
             print(f"\n    {n + 1:,} of {len(lessons):,} written", end="", file=sys.stderr, flush=True)
     bodies._rewrite(hive.project, hive.key, hive.team_id, written)  # one snapshot holding every new body

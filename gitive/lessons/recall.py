@@ -5,7 +5,8 @@ lesson's evidence touches and the given files, scope (narrowest first), an outco
 ``(successes + 1) / (citations + 2)`` and age. Text relevance is FTS5 BM25 over the lesson's text,
 applicability, tags, symptoms and cited path words (applicability counts more for a question worded as a
 task); with rephrasings, or with the optional dense backend (``lessons.semantic``), each phrasing and each
-backend ranks on its own and the rankings are fused by reciprocal rank fusion. Candidates come from indexed
+backend ranks on its own and the rankings are fused by reciprocal rank fusion; the lexical first keeps the
+first place unless meaning finds it unrelated (``_keep_lexical_first``). Candidates come from indexed
 lookups only: the best BM25 matches (one FTS5 statement per phrasing) and the lessons whose cited files are
 nearest (``index.lesson_files``, where a file many lessons cite counts for less). Only the returned page is
 read in full. Superseded, retracted and rejected lessons never appear; proposed (and held) ones only when asked
@@ -61,8 +62,8 @@ BM25_SYMPTOM = (1.0, 1.0, 0.5, 1.0, 0.3)
 BM25_TASK = (1.0, 2.0, 0.5, 0.6, 0.3)  # a task-shaped question: what a lesson says about when it applies
 W_DENSE = 0.5  # the dense rankings' share of the text signal beside the lexical one (tuned on dev)
 DENSE_K = 10  # reciprocal rank fusion constant of the dense rankings
-KEEP_K = 5  # the lexical first stays first when it is in the first KEEP_K of a dense ranking (0: off)
-KEEP_MARGIN = 0.01
+DENSE_POOL = 15  # candidates per dense ranking: each adds a row to score; 10 lost recall@5 on the dev splits, 15 did not
+KEEP_MARGIN = 0.01  # how far the lexical first is put ahead when it keeps its place
 GATE = 2.0  # "gated": the dense weight shrinks as (1 - the lexical first's lead) ** GATE
 FUSION = "gated"  # lexical magnitude plus dense ranks, the dense weight shrinking with the lexical lead;
 # "add": the same at a fixed weight; "rrf": every ranking fused by rank alike (the first design)
@@ -274,20 +275,41 @@ def _ranked(rows: list[_Row], text: dict[str, float], overlap: dict[str, float],
     return ranked
 
 
-def _keep_lexical_first(ranked: Ranked, lexical: Ranked, dense: Sequence[dict[str, float]]) -> None:
-    """Put the lexical ranking's first back in front (in place) when a dense ranking has it among its first
-    ``KEEP_K``: words and meaning agree on it, and the dense ranking's own order of the rest should not push
-    it down. Where they disagree, the fused order stands (that is where dense finds what words miss)."""
-    first = lexical[0][1].lesson
-    if ranked[0][1].lesson == first:
+def _lexically(ranked: Ranked, text: dict[str, float], lexical: dict[str, float]) -> Ranked:
+    """``ranked`` as the lexical text figure alone would rank it: only the text signal differs, so each score
+    is shifted by the difference rather than every signal computed again."""
+    again = [(score + W_TEXT * (lexical.get(row.lesson, 0.0) - text.get(row.lesson, 0.0)), row, parts)
+             for score, row, parts in ranked]
+    again.sort(key=lambda r: (-r[0], r[1].lesson))
+    return again
+
+
+def _keep_lexical_first(ranked: Ranked, lexical: Ranked, similar: dict[str, float], project: str | None,
+                        floor: float) -> None:
+    """Put the lexical ranking's first back in front (in place) unless meaning overrules it.
+
+    Words that match are strong evidence; the dense model's order among near neighbours is weak (one static
+    model's cosines of 0.30 and 0.35 say little). So the fused order may change the first place only when
+    meaning finds the lexical first unrelated (its cosine below ``floor``, where unrelated text lies: it shares
+    words with the question but not its sense) and the new first is nearer in meaning. And it never lets
+    another project's lesson (a hypothesis) take the place of a lesson of this project or the team on meaning
+    alone: sibling projects' lessons on the same topic are near each other in meaning, and the scope signal
+    is what tells them apart. Below the first place the fused order stands (that is where dense lifts what
+    words miss into the first five).
+    """
+    first, top = lexical[0][1], ranked[0][1]
+    if top.lesson == first.lesson:
         return
-    agreed = {k for ranking in dense for k in sorted(ranking, key=lambda k: (-ranking[k], k))[:KEEP_K]}
-    if first not in agreed:
+    near_first, near_top = similar.get(first.lesson, 0.0), similar.get(top.lesson, 0.0)
+    unrelated = near_first < floor and near_top > near_first
+    hypothesis = (scope_key(top.scope, top.project, project) == "other-project"
+                  and scope_key(first.scope, first.project, project) != "other-project")
+    if unrelated and not hypothesis:
         return
-    at = next(n for n, entry in enumerate(ranked) if entry[1].lesson == first)
+    at = next(n for n, entry in enumerate(ranked) if entry[1].lesson == first.lesson)
     score, row, parts = ranked.pop(at)
     lift = ranked[0][0] - score + KEEP_MARGIN
-    ranked.insert(0, (score + lift, row, [*parts, (lift, "first by its words, and near in meaning too")]))
+    ranked.insert(0, (score + lift, row, [*parts, (lift, "first by its words, and not unrelated in meaning")]))
 
 
 AUTO = "auto"  # search's default backend: whatever is configured or installed
@@ -355,7 +377,8 @@ def search(conn: sqlite3.Connection, query: str, *, files: Sequence[str] = (), p
     each = pool if lists <= 1 else max(FUSED_POOL, pool // lists)
     rankings = _text_rankings(conn, phrasings, task, each, by_file)
     worded = [t for t, found in zip(texts, (tokens(t) for t in texts), strict=True) if found]  # "how do I do it": none
-    dense = semantic.rankings(conn, worded, each) if semantic is not None and worded else []
+    near = semantic.near(conn, worded, min(each, DENSE_POOL)) if semantic is not None and worded else None
+    dense = near.rankings if near is not None else []
     text = fuse_dense(rankings, dense)
     if not text and not by_file:
         return []
@@ -363,8 +386,10 @@ def search(conn: sqlite3.Connection, query: str, *, files: Sequence[str] = (), p
     overlap = {**by_file, **lesson_files.overlap_of(conn, weighted, missing)} if missing else by_file
     rows = _rows(conn, text.keys() | by_file.keys(), _STATES[include_proposed])
     ranked = _ranked(rows, text, overlap, project, now)
-    if dense and KEEP_K and ranked:
-        _keep_lexical_first(ranked, _ranked(rows, fuse(rankings), overlap, project, now), dense)
+    if near is not None and dense and ranked:
+        lexical = _lexically(ranked, text, fuse(rankings))
+        _keep_lexical_first(ranked, lexical, near.similarity({ranked[0][1].lesson, lexical[0][1].lesson}),
+                            project, semantic.floor)
     page = [(score, row.lesson, scope_key(row.scope, row.project, project) == "other-project", parts)
             for score, row, parts in ranked[offset:offset + limit]]
     return present(conn, page, [w for found in phrasings for w in found], paths, now, repo)

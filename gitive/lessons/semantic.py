@@ -21,7 +21,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -111,30 +111,57 @@ class Backend:
     def rankings(self, conn: sqlite3.Connection, texts: Sequence[str], pool: int) -> list[dict[str, float]]:
         """One ranking per text: lesson id -> cosine similarity, the ``pool`` nearest (empty when the model
         is unavailable)."""
+        return self.near(conn, texts, pool).rankings
+
+    def near(self, conn: sqlite3.Connection, texts: Sequence[str], pool: int) -> Near:
+        """The ``pool`` nearest lessons per text, and (:meth:`Near.similarity`) any lesson's similarity to the
+        texts, from the same matrix product."""
         if self.model() is None or not texts:
-            return []
+            return Near([], None)
         key = self.key
         update(conn, self, key)
         matrix = _matrix(conn, key)
         if matrix.rowids.size == 0:
-            return []
+            return Near([], None)
+        vectors, lessons = matrix.vectors, matrix.lessons  # as of now: another thread may read them again
         asked = self.embed(texts)
-        every = matrix.vectors @ asked.T  # one product for all the texts
+        every = asked @ vectors.T  # one product for all the texts: a row of cosines per text
         older = _older(conn, self, key)
         near_old = older.vectors @ asked.T if older.successors else None
-        columns = []
-        for column in range(every.shape[1]):
-            scores = every[:, column]
-            top = _top(scores, pool * 2)
-            columns.append({int(matrix.rowids[i]): float(scores[i]) for i in top if scores[i] > self.floor})
-        lessons = _lessons_of(conn, {rowid for hits in columns for rowid in hits})  # one lookup for all texts
         out = []
-        for column, hits in enumerate(columns):
-            ranked = sorted(((score, lessons[r]) for r, score in hits.items() if r in lessons), reverse=True)
-            ranking = {lesson: score for score, lesson in ranked[:pool]}
+        for column, scores in enumerate(every):
+            top = _top(scores, pool)
+            ranking = {lessons[i]: score for i, score in zip(top.tolist(), scores[top].tolist(), strict=True)
+                       if score > self.floor}
             if near_old is not None:
                 _credit_successors(ranking, older.successors, near_old[:, column], pool, self.floor)
             out.append(ranking)
+        return Near(out, (matrix, lessons, every, older.successors, near_old))
+
+
+class Near:
+    """What one question's matrix product found: the dense rankings, and every lesson's similarity."""
+
+    def __init__(self, rankings: list[dict[str, float]], product: Any) -> None:
+        self.rankings = rankings
+        self._product = product
+
+    def similarity(self, lessons: Iterable[str]) -> dict[str, float]:
+        """Each shown lesson's cosine to the nearest of the texts (a superseded predecessor's, discounted,
+        where that is higher), whether or not it made a ranking's pool: a lesson just outside the pool is not
+        unrelated."""
+        if self._product is None:
+            return {}
+        matrix, shown, every, successors, near_old = self._product
+        index = matrix.index() if matrix.lessons is shown else {lesson: n for n, lesson in enumerate(shown)}
+        out = {}
+        for lesson in set(lessons):
+            at = index.get(lesson)
+            if at is not None and at < every.shape[1]:
+                out[lesson] = float(every[:, at].max())
+            if near_old is not None and lesson in successors:
+                credited = max(float(near_old[n].max()) for n, s in enumerate(successors) if s == lesson) * OLD_DISCOUNT
+                out[lesson] = max(out.get(lesson, 0.0), credited)
         return out
 
 
@@ -200,7 +227,9 @@ def update(conn: sqlite3.Connection, backend: Backend, key: str) -> int:
 
 
 class _Matrix:
-    """The stored vectors of one model in one index, as one float16 matrix with their rowids."""
+    """The stored vectors of one model in one index, as one float32 matrix with their rowids and the lessons
+    those rows show (read with the vectors: a row no longer shown bumps ``lesson_text_drops``, and the next
+    search reads everything again), so a question needs no lookup of its nearest rows' lessons."""
 
     def __init__(self) -> None:
         self.drops = ""
@@ -211,6 +240,8 @@ class _Matrix:
 
         self.rowids = np.zeros(0, dtype=np.int64)
         self.vectors = np.zeros((0, 0), dtype=np.float32)  # float32 in memory: BLAS has no float16 product
+        self.lessons: list[str] = []
+        self._index: dict[str, int] | None = None
         self.high = 0
 
     def top_up(self, conn: sqlite3.Connection, key: str) -> None:
@@ -220,15 +251,24 @@ class _Matrix:
         if drops != self.drops:  # rows were removed: read everything again
             self._reset()
             self.drops = drops
-        rows = conn.execute("SELECT fts_rowid, vector FROM lesson_vectors WHERE model = ? AND fts_rowid > ? "
-                            "ORDER BY fts_rowid", (key, self.high)).fetchall()
+        rows = conn.execute("SELECT v.fts_rowid, v.vector, t.lesson FROM lesson_vectors v "
+                            "JOIN lesson_text t ON t.fts_rowid = v.fts_rowid WHERE v.model = ? AND v.fts_rowid > ? "
+                            "ORDER BY v.fts_rowid", (key, self.high)).fetchall()
         if not rows:
             return
-        fresh = np.stack([np.frombuffer(v, dtype=np.float16) for _, v in rows]).astype(np.float32)
-        ids = np.array([r for r, _ in rows], dtype=np.int64)
+        fresh = np.stack([np.frombuffer(v, dtype=np.float16) for _, v, _ in rows]).astype(np.float32)
+        ids = np.array([r for r, _, _ in rows], dtype=np.int64)
         self.vectors = fresh if self.vectors.size == 0 else np.vstack([self.vectors, fresh])
         self.rowids = np.concatenate([self.rowids, ids])
+        self.lessons += [lesson for _, _, lesson in rows]
+        self._index = None
         self.high = int(ids[-1])
+
+    def index(self) -> dict[str, int]:
+        """Lesson id -> its row in the matrix."""
+        if self._index is None:
+            self._index = {lesson: n for n, lesson in enumerate(self.lessons)}
+        return self._index
 
 
 def _matrix(conn: sqlite3.Connection, key: str) -> _Matrix:
@@ -243,14 +283,6 @@ def _matrix(conn: sqlite3.Connection, key: str) -> _Matrix:
         matrix = _MATRICES.setdefault(ident, _Matrix())
         matrix.top_up(conn, key)
         return matrix
-
-
-def _lessons_of(conn: sqlite3.Connection, rowids: set[int]) -> dict[int, str]:
-    """The lesson each ``lesson_text`` row shows (rows no longer shown drop out)."""
-    if not rowids:
-        return {}
-    return dict(conn.execute("SELECT fts_rowid, lesson FROM lesson_text WHERE fts_rowid IN "
-                             "(SELECT value FROM json_each(?))", (json.dumps(sorted(rowids)),)).fetchall())
 
 
 def _top(scores: Any, count: int) -> Any:
