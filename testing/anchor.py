@@ -54,6 +54,13 @@ def known(base: Path) -> AnchoredTeam:
     return AnchoredTeam(base, alice, bob, anchor)
 
 
+def copy(template: Path, base: Path) -> AnchoredTeam:
+    """A copy of a team built under ``template``, at ``base``: a new path, so a project nobody owns yet (prefer
+    :func:`restored`, which keeps the project id; tests/harness/test_anchor_notice.py on main still copies)."""
+    alice, bob, anchor = live.copy_team(template, base, list(PEOPLE))
+    return AnchoredTeam(base, alice, bob, anchor)
+
+
 def restored(place: teams.Place) -> AnchoredTeam:
     """The team at ``place``, as :func:`build` left it (built there the first time in this test process)."""
     return known(place.restore("anchored", build))
