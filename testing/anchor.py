@@ -1,7 +1,8 @@
 """A team with an anchor for tests: alice (founder), bob and the anchor machine, around one bare remote.
 
-The team is built through the real CLI (``gitive invite --anchor``, ``gitive join``) once per session and
-copied for each test (:func:`testing.live.copy_team`). Ticks run in this process with the library
+The team is built through the real CLI (``gitive invite --anchor``, ``gitive join``) once per test process and
+restored in place for each test (:class:`testing.teams.Place`): same paths, so the same project id and every
+signed record naming it (a copy elsewhere would be a project nobody owns). Ticks run in this process with the library
 (:class:`Ticker`) or as the real ``gitive anchor`` process (``tests/anchor/test_process.py``).
 """
 
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from testing import fixtures, live
+from testing import fixtures, live, teams
 from testing.machines import Fleet, Machine, _environ
 
 MERGED = 'e.event.action == "vcs.merged" && e.vcs.branch == "{branch}"'
@@ -46,9 +47,23 @@ def build(base: Path) -> AnchoredTeam:
     return AnchoredTeam(base, alice, bob, anchor)
 
 
+def known(base: Path) -> AnchoredTeam:
+    """The team :func:`build` made under ``base`` (restored there), without building anything."""
+    fleet = Fleet(base)
+    alice, bob, anchor = (fleet.known(name) for name in PEOPLE)
+    return AnchoredTeam(base, alice, bob, anchor)
+
+
 def copy(template: Path, base: Path) -> AnchoredTeam:
+    """A copy of a team built under ``template``, at ``base``: a new path, so a project nobody owns yet (prefer
+    :func:`restored`, which keeps the project id; tests/harness/test_anchor_notice.py on main still copies)."""
     alice, bob, anchor = live.copy_team(template, base, list(PEOPLE))
     return AnchoredTeam(base, alice, bob, anchor)
+
+
+def restored(place: teams.Place) -> AnchoredTeam:
+    """The team at ``place``, as :func:`build` left it (built there the first time in this test process)."""
+    return known(place.restore("anchored", build))
 
 
 def dated_now() -> contextlib.AbstractContextManager[None]:

@@ -67,7 +67,3 @@ def build(base: Path) -> dict[str, Any]:
     return {"task": task["id"], "lesson": lesson, "fired": fired["id"], "lapsing": lapsing["id"], "held": held,
             "message": plain, "session": session}
 
-
-def copy(template: Path, base: Path) -> anchoring.AnchoredTeam:
-    return anchoring.copy(template, base)
-

@@ -18,6 +18,7 @@ import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,6 +34,7 @@ class Place:
     def __init__(self, root: Path) -> None:
         self.live = root / "live"
         self.snapshots = root / "snapshots"
+        self.made: dict[str, Any] = {}  # what each kind's ``build`` returned (ids a test looks up)
 
     def fresh(self) -> Path:
         """Empty ``live`` for a new test; returns it."""
@@ -41,17 +43,18 @@ class Place:
         reset_process_state()
         return self.live
 
-    def restore(self, kind: str, build: Callable[[Path], None]) -> Path:
+    def restore(self, kind: str, build: Callable[[Path], Any]) -> Path:
         """``live`` holding the team ``kind``: built by ``build(live)`` the first time, copied back after.
 
-        ``build`` runs with ``GITIVE_HOME`` pointed at a directory no machine uses, as a fixture's would.
+        ``build`` runs with ``GITIVE_HOME`` pointed at a directory no machine uses, as a fixture's would; what it
+        returns is kept in ``made[kind]``.
         """
         snapshot = self.snapshots / kind
         if not snapshot.exists():
             live = self.fresh()
             with pytest.MonkeyPatch.context() as mp:
                 mp.setenv("GITIVE_HOME", str(self.snapshots / "unused-home"))
-                build(live)
+                self.made[kind] = build(live)
             shutil.copytree(live, snapshot, symlinks=True)
         shutil.rmtree(self.live, ignore_errors=True)
         shutil.copytree(snapshot, self.live, symlinks=True)  # copy2: mtimes too (the project-id cache checks them)

@@ -1,3 +1,3 @@
-"""The anchored team fixtures of tests/anchor, for attacks on obligations and the anchor's authority."""
+"""The anchored team fixture of tests/anchor, for attacks on obligations and the anchor's authority."""
 
-from tests.anchor.conftest import anchored_template, team  # noqa: F401  (fixtures)
+from tests.anchor.conftest import team  # noqa: F401  (fixture)

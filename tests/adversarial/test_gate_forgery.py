@@ -8,11 +8,6 @@ The attacker writes with ``gitive.store.logs`` directly, past every write-time c
 
 from __future__ import annotations
 
-import contextlib
-import shutil
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -25,7 +20,7 @@ from gitive.index import ledger as ledger_reads
 from gitive.index.refresh import fresh_index
 from gitive.team.hive import open_hive
 from testing import anchor as anchoring
-from testing import live, people
+from testing import live, people, teams
 from testing.anchor import AnchoredTeam, Ticker
 from testing.machines import Machine
 
@@ -37,16 +32,6 @@ forged_prefs = st.fixed_dictionaries({
     "person": st.sampled_from(["alice", "bob"]), "actor": st.sampled_from(["agent", "person"]),
     "writer": st.sampled_from(["bob", "anchor"]), "gesture": st.sampled_from(people.FORGERIES),
     "budget": st.integers(0, 100), "live": st.booleans(), "kind": st.sampled_from(["prefs", "gate-live"])})
-
-
-@contextlib.contextmanager
-def fresh_team(template: Path) -> Iterator[AnchoredTeam]:
-    """A copy of the anchored team for one hypothesis example (records must not leak between examples)."""
-    base = Path(tempfile.mkdtemp(prefix="gvg-", dir="/tmp"))
-    try:
-        yield anchoring.copy(template, base)
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def _index_view(machine: Machine) -> dict[str, Any]:
@@ -83,12 +68,11 @@ def test_a_members_ledger_entries_deliver_nothing(team: AnchoredTeam, plans: lis
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(plans=st.lists(forged_prefs, min_size=1, max_size=5))
-def test_only_a_persons_own_gesture_sets_their_gate(anchored_template: Path, plans: list[dict[str, Any]]) -> None:
+def test_only_a_persons_own_gesture_sets_their_gate(place: teams.Place, plans: list[dict[str, Any]]) -> None:
     """bob's machine (an agent with a shell: the machine key, not the passphrase) and the anchor write prefs and
     gate-live records for alice or bob, with no gesture, a stranger's, bob's real one lifted from another
     record or made for another machine; only bob's own records with his real gesture count, and only for him."""
-    with fresh_team(anchored_template) as team:
-        _write_and_judge(team, plans)
+    _write_and_judge(anchoring.restored(place), plans)  # a fresh team per example: no records leak between them
 
 
 def _write_and_judge(team: AnchoredTeam, plans: list[dict[str, Any]]) -> None:

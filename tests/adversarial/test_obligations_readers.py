@@ -10,9 +10,6 @@ Only the last acts as a person: for someone else's obligation, or on one someone
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -23,7 +20,7 @@ from gitive.index import obligations as table
 from gitive.index.refresh import fresh_index, rebuild
 from gitive.team.hive import open_hive
 from testing import anchor as anchoring
-from testing import live, people
+from testing import live, people, teams
 from testing.machines import TEAM_SCOPE, Machine
 
 T0 = 1_700_000_000_000  # entries stamped in the past, in plan order
@@ -113,42 +110,38 @@ def _projection(conn: Any) -> dict[str, Any]:
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(plans)
-def test_hostile_obligation_records_follow_the_rules_and_equal_a_rebuild(anchored_template: Path, plan: list[dict[str, Any]]
+def test_hostile_obligation_records_follow_the_rules_and_equal_a_rebuild(place: teams.Place, plan: list[dict[str, Any]]
                                                                           ) -> None:
     from gitive.store import logs
 
-    base = Path(tempfile.mkdtemp(prefix="gvx-", dir="/tmp"))
-    try:
-        team = anchoring.copy(anchored_template, base)
-        machines = {"alice": team.alice, "bob": team.bob, "anchor": team.anchor}
-        signers = {"alice": team.alice.signer, "bob": team.bob.signer,
-                   "anchor": people.person_key(base / "stranger")}  # the anchor has no person key of its own
-        created: list[dict[str, Any]] = []
-        steps = []
-        repo = team.bob.repo  # every forged entry lands in one reader's repository, as a fetch would bring it
-        for i, step in enumerate(plan):
-            who = "anchor" if step.get("flaw") == "anchor writes" else step["by"]
-            step = {**step, "by": who}
-            author = machines[who]
-            record = _record(step, author, i, created)
-            if record.get("actor") == "person":
-                other = team.alice if who != "alice" else team.bob
-                record = people.gestured_as(record, step["gesture"], signers[who], team.bob.team_id, author.id,
-                                            other.id)
-            logs.append(repo, author.key, team.bob.team_id, "team" if step["kind"] != "firing" else "ledger",
-                        TEAM_SCOPE, record, at=T0 + i)
-            steps.append((record, step["by"], author.id, step.get("gesture", "none")))
-            if record["type"] == "obligation":
-                created.append(record)
-        with live.on(team.bob):
-            hive = open_hive(team.bob.clone)
-            with fresh_index(hive) as (conn, _):
-                incremental = _projection(conn)
-                shown = owing.owed(conn, include_closed=True, now=T0)
-            rebuild(hive)
-            with fresh_index(hive) as (conn, _):
-                rebuilt = _projection(conn)
-        assert incremental == rebuilt == _model(steps)
-        assert all(item["evaluation"]["value"] in ("satisfied", "unsatisfied", "unverifiable") for item in shown)
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
+    team = anchoring.restored(place)  # a fresh team per example
+    machines = {"alice": team.alice, "bob": team.bob, "anchor": team.anchor}
+    signers = {"alice": team.alice.signer, "bob": team.bob.signer,
+               "anchor": people.person_key(team.base / "stranger")}  # the anchor has no person key of its own
+    created: list[dict[str, Any]] = []
+    steps = []
+    repo = team.bob.repo  # every forged entry lands in one reader's repository, as a fetch would bring it
+    for i, step in enumerate(plan):
+        who = "anchor" if step.get("flaw") == "anchor writes" else step["by"]
+        step = {**step, "by": who}
+        author = machines[who]
+        record = _record(step, author, i, created)
+        if record.get("actor") == "person":
+            other = team.alice if who != "alice" else team.bob
+            record = people.gestured_as(record, step["gesture"], signers[who], team.bob.team_id, author.id,
+                                        other.id)
+        logs.append(repo, author.key, team.bob.team_id, "team" if step["kind"] != "firing" else "ledger",
+                    TEAM_SCOPE, record, at=T0 + i)
+        steps.append((record, step["by"], author.id, step.get("gesture", "none")))
+        if record["type"] == "obligation":
+            created.append(record)
+    with live.on(team.bob):
+        hive = open_hive(team.bob.clone)
+        with fresh_index(hive) as (conn, _):
+            incremental = _projection(conn)
+            shown = owing.owed(conn, include_closed=True, now=T0)
+        rebuild(hive)
+        with fresh_index(hive) as (conn, _):
+            rebuilt = _projection(conn)
+    assert incremental == rebuilt == _model(steps)
+    assert all(item["evaluation"]["value"] in ("satisfied", "unsatisfied", "unverifiable") for item in shown)

@@ -2,29 +2,19 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from gitive.store import refs
-from testing import anchor as anchoring
 from testing.anchor import MERGED, AnchoredTeam, owe, owed
 from testing.machines import Fleet, one_line_error
 
 AGENT = {"GITIVE_AGENT": "1"}
 
 
-@pytest.fixture(scope="module")
-def refusing(anchored_template: Path) -> Iterator[AnchoredTeam]:
-    """One team for the tests that only check refusals: each asserts it wrote nothing, so they can share it."""
-    base = Path(tempfile.mkdtemp(prefix="gvr-", dir="/tmp"))
-    try:
-        yield anchoring.copy(anchored_template, base)
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
+@pytest.fixture
+def refusing(team: AnchoredTeam) -> AnchoredTeam:
+    """The team, for the tests that only check refusals: each asserts it wrote nothing."""
+    return team
 
 
 def _team_tip(team: AnchoredTeam) -> str | None:

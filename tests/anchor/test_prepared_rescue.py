@@ -77,12 +77,6 @@ def _rescues(team: AnchoredTeam) -> list[dict[str, Any]]:
             if e.kind == "message" and e.body["record"]["from"] == "anchor/rescue"]
 
 
-def _own(team: AnchoredTeam) -> None:
-    """The copied team's repository sits at a new path, so it is a project nobody owns yet, where no review
-    counts (docs/people.md): the admin grants herself ownership, as a team would after a move."""
-    team.alice.decided("project", "confirm", "alice", "--owner")
-
-
 def test_a_session_repeating_a_failing_command_gets_the_verified_lesson_with_its_signature(team: AnchoredTeam
                                                                                          ) -> None:
     prep.buggy_project(team.bob)
@@ -93,7 +87,6 @@ def test_a_session_repeating_a_failing_command_gets_the_verified_lesson_with_its
                          "commit:HEAD", "--tag", f"signature:{sig}")
     team.bob.ok("sync")
     team.alice.ok("sync")
-    _own(team)
     team.alice.decided("review", "approve", made["id"])
     team.alice.ok("sync")
     live.hook(team.alice, "session-start", live.session_start(team.alice, "s-stuck"))
@@ -124,7 +117,6 @@ def test_a_session_eight_turns_without_a_change_gets_the_lesson_about_its_files(
                           "--evidence", "file:check_calc.py")
     team.bob.ok("sync")
     team.alice.ok("sync")
-    _own(team)
     team.alice.decided("review", "approve", made["id"])
     team.alice.ok("sync")
     live.hook(team.alice, "session-start", live.session_start(team.alice, "s-turns"))

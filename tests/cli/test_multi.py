@@ -71,8 +71,7 @@ def test_one_machine_in_two_teams_and_three_repositories(fleet: Fleet, make_bare
     assert r1.json("lessons", "show", lessons["r1"])["text"] == "project lesson of r1"
 
 
-def test_init_refuses_a_remote_that_already_holds_a_team(fleet: Fleet, bare_remote: Path) -> None:
-    alice = fleet.found(fleet.machine("laptop", bare_remote), "alice")
+def test_init_refuses_a_remote_that_already_holds_a_team(fleet: Fleet, bare_remote: Path, alice: Machine) -> None:
     bob = fleet.machine("desk", bare_remote)
     before = bob.config()
     one_line_error(bob.run("init", "--person", "bob"), "already holds a gitive team", "gitive join")
@@ -93,25 +92,22 @@ def test_init_with_a_team_remote_that_holds_a_team_is_refused(fleet: Fleet, bare
     one_line_error(other.run("init", "--person", "zed", "--team-remote", str(store)), "already holds")
 
 
-def test_join_without_a_code_attaches_another_repository(fleet: Fleet, bare_remote: Path, make_bare) -> None:
-    alice = fleet.found(fleet.machine("laptop", bare_remote), "alice")
+def test_join_without_a_code_attaches_another_repository(fleet: Fleet, make_bare, alice: Machine) -> None:
     other = _clone(fleet, alice, make_bare("tools.git"), "tools")
     done = other.json("join")
     assert done["team"]["id"] == alice.team_id and done["person"] == "alice"
     one_line_error(other.run("attach"), "already belongs")
 
 
-def test_join_with_a_code_on_a_member_machine_says_attach(fleet: Fleet, bare_remote: Path, make_bare) -> None:
-    alice = fleet.found(fleet.machine("laptop", bare_remote), "alice")
+def test_join_with_a_code_on_a_member_machine_says_attach(fleet: Fleet, make_bare, alice: Machine) -> None:
     code = fleet.invite(alice)
     other = _clone(fleet, alice, make_bare("tools.git"), "tools")
     one_line_error(other.run("join", code, "--person", "alice"), "gitive attach")
     assert "hive.team" not in other.config()
 
 
-def test_attach_on_a_machine_in_no_team_is_refused_and_changes_nothing(fleet: Fleet, bare_remote: Path,
-                                                                      make_bare) -> None:
-    fleet.found(fleet.machine("laptop", bare_remote), "alice")
+@pytest.mark.usefixtures("alice")
+def test_attach_on_a_machine_in_no_team_is_refused_and_changes_nothing(fleet: Fleet, make_bare) -> None:
     stranger = fleet.machine("stranger", make_bare("s.git"))
     before = stranger.config()
     one_line_error(stranger.run("attach"), "in no team yet")
@@ -120,8 +116,7 @@ def test_attach_on_a_machine_in_no_team_is_refused_and_changes_nothing(fleet: Fl
     assert stranger.config() == before
 
 
-def test_a_second_remote_added_later_gets_every_push(fleet: Fleet, bare_remote: Path, make_bare) -> None:
-    alice = fleet.found(fleet.machine("laptop", bare_remote), "alice")
+def test_a_second_remote_added_later_gets_every_push(bare_remote: Path, make_bare, alice: Machine) -> None:
     mirror = make_bare("mirror.git")
     alice.git("remote", "add", "mirror", str(mirror))
     doctor = alice.run("doctor", "--json").json()
@@ -136,8 +131,7 @@ def test_a_second_remote_added_later_gets_every_push(fleet: Fleet, bare_remote: 
     assert alice.ok("doctor").code == 0
 
 
-def test_hive_remote_names_exactly_the_remotes_sync_uses(fleet: Fleet, bare_remote: Path, make_bare) -> None:
-    alice = fleet.found(fleet.machine("laptop", bare_remote), "alice")
+def test_hive_remote_names_exactly_the_remotes_sync_uses(bare_remote: Path, make_bare, alice: Machine) -> None:
     mirror = make_bare("mirror.git")
     alice.git("remote", "add", "mirror", str(mirror))
     alice.git("config", "--add", "remote.mirror.fetch", "+refs/hive/*:refs/hive-remotes/mirror/*")
@@ -171,8 +165,7 @@ def test_a_repository_with_no_remote_says_so(fleet: Fleet, tmp_path: Path) -> No
     assert [p["kind"] for p in doctor["problems"]] == ["no-remote"]
 
 
-def test_doctor_reports_a_remote_that_refuses_pushes(fleet: Fleet, bare_remote: Path) -> None:
-    alice = fleet.found(fleet.machine("laptop", bare_remote), "alice")
+def test_doctor_reports_a_remote_that_refuses_pushes(bare_remote: Path, alice: Machine) -> None:
     hook = bare_remote / "hooks" / "pre-receive"
     hook.parent.mkdir(exist_ok=True)  # the hermetic template dir is empty: no hooks/ folder
     hook.write_text("#!/bin/sh\necho 'hive refs are not allowed here' >&2\nexit 1\n")
@@ -191,8 +184,7 @@ def test_doctor_reports_a_remote_that_refuses_pushes(fleet: Fleet, bare_remote: 
 
 @pytest.mark.parametrize("scope", ["project", "team"])
 def test_an_attached_clone_reads_the_team_but_keeps_its_project(fleet: Fleet, bare_remote: Path, make_bare,
-                                                               scope: str) -> None:
-    alice = fleet.found(fleet.machine("laptop", bare_remote), "alice")
+                                                               scope: str, alice: Machine) -> None:
     tools_remote = make_bare("tools.git")
     tools = _clone(fleet, alice, tools_remote, "tools")
     tools.ok("attach")
@@ -207,16 +199,14 @@ def test_an_attached_clone_reads_the_team_but_keeps_its_project(fleet: Fleet, ba
         assert any(log.startswith(f"{alice.id}/project-") for log in _hive_logs(tools_remote))
 
 
-def test_status_shows_the_remotes_sync_uses(fleet: Fleet, bare_remote: Path, make_bare) -> None:
-    alice = fleet.found(fleet.machine("laptop", bare_remote), "alice")
+def test_status_shows_the_remotes_sync_uses(make_bare, alice: Machine) -> None:
     alice.git("remote", "add", "backup", str(make_bare("backup.git")))
     [plan] = alice.json("status")["remotes"]
     assert plan["remotes"] == ["origin"] and plan["without_refspec"] == ["backup"]
     assert "sync uses origin (every remote with the hive refspec); not backup" in alice.ok("status").out
 
 
-def test_a_hive_remote_an_older_version_wrote_is_migrated(fleet: Fleet, bare_remote: Path, make_bare) -> None:
-    alice = fleet.found(fleet.machine("laptop", bare_remote), "alice")
+def test_a_hive_remote_an_older_version_wrote_is_migrated(make_bare, alice: Machine) -> None:
     # as versions before 2026-12 left the config: hive.remote = every remote at init, no config version
     alice.git("config", "--unset", "hive.configVersion")
     alice.git("config", "--add", "hive.remote", "origin")

@@ -10,7 +10,7 @@ import pytest
 from gitive.core import personkey
 from testing import people
 from testing.lessons import as_person
-from testing.machines import Fleet, one_line_error
+from testing.machines import Fleet, Machine, one_line_error
 
 NEW = "New passphrase for your person key"
 AGAIN = "The same passphrase again"
@@ -51,8 +51,7 @@ def test_init_without_a_terminal_or_flag_is_refused_before_anything_is_made(flee
     assert not (alice.home / "person.key").exists() and "hive.team" not in alice.config()
 
 
-def test_person_passwd_changes_the_passphrase_not_the_key(fleet: Fleet, bare_remote: Path) -> None:
-    alice = fleet.found(fleet.machine("laptop", bare_remote), "alice")
+def test_person_passwd_changes_the_passphrase_not_the_key(alice: Machine) -> None:
     before = alice.json("person")["key"]
     one_line_error(alice.run("person", "passwd", "--passphrase-stdin", stdin="wrong one\nnew passphrase\n"),
                    "wrong passphrase")
@@ -63,8 +62,9 @@ def test_person_passwd_changes_the_passphrase_not_the_key(fleet: Fleet, bare_rem
     assert alice.run("invite", "--passphrase-stdin", stdin="the new passphrase\n").code == 0
 
 
-def test_a_second_machine_joins_with_the_exported_key(fleet: Fleet, bare_remote: Path, tmp_path: Path) -> None:
-    alice, bob = fleet.team(bare_remote, ("alice", "laptop"), ("bob", "desk"))
+def test_a_second_machine_joins_with_the_exported_key(fleet: Fleet, bare_remote: Path, tmp_path: Path,
+                                                      pair: list[Machine]) -> None:
+    alice, bob = pair
     exported = tmp_path / "bob.person-key"
     bob.ok("person", "export", str(exported))
     assert stat.S_IMODE(exported.stat().st_mode) == 0o600

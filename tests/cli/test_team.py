@@ -49,8 +49,7 @@ def test_three_machines_see_one_roster_over_git_daemon(fleet: Fleet, git_daemon)
     _assert_three_machines_agree(fleet, url, git_daemon.base / "team.git")
 
 
-def test_init_twice_is_refused_and_changes_nothing(fleet: Fleet, bare_remote: Path) -> None:
-    alice = fleet.found(fleet.machine("laptop", bare_remote), "alice")
+def test_init_twice_is_refused_and_changes_nothing(alice: Machine) -> None:
     config, refs = alice.config(), _hive_refs(alice)
     one_line_error(alice.run("init", "--person", "alice", "--machine", "laptop"), "already belongs")
     one_line_error(alice.run("init", "--person", "zed"), "already belongs")
@@ -58,16 +57,16 @@ def test_init_twice_is_refused_and_changes_nothing(fleet: Fleet, bare_remote: Pa
     assert _hive_refs(alice) == refs
 
 
-def test_init_in_a_joined_clone_is_refused(fleet: Fleet, bare_remote: Path) -> None:
-    _, bob = fleet.team(bare_remote, ("alice", "laptop"), ("bob", "desk"))
+def test_init_in_a_joined_clone_is_refused(pair: list[Machine]) -> None:
+    _, bob = pair
     config = bob.config()
     one_line_error(bob.run("init", "--person", "bob"), "already belongs")
     assert bob.config() == config
 
 
 @pytest.mark.parametrize("code", ["nonsense", "gitive-abc", "gitive-" + "a" * 200, ""])
+@pytest.mark.usefixtures("alice")
 def test_join_with_bad_code_text_changes_nothing(fleet: Fleet, bare_remote: Path, code: str) -> None:
-    fleet.found(fleet.machine("laptop", bare_remote), "alice")
     bob = fleet.machine("desk", bare_remote)
     config, refs = bob.config(), fixtures.ref_tips(bob.clone)
     one_line_error(bob.decide("join", code, "--person", "bob", "--machine", "desk"), "invite code")
@@ -77,8 +76,8 @@ def test_join_with_bad_code_text_changes_nothing(fleet: Fleet, bare_remote: Path
     assert not (bob.clone / ".git" / "gitive").exists()  # no index
 
 
-def test_join_with_an_unknown_invite_leaves_the_config_as_it_was(fleet: Fleet, bare_remote: Path) -> None:
-    alice = fleet.found(fleet.machine("laptop", bare_remote), "alice")
+def test_join_with_an_unknown_invite_leaves_the_config_as_it_was(fleet: Fleet, bare_remote: Path,
+                                                                 alice: Machine) -> None:
     team_id = alice.json("team")["team_id"]
     code = invites.InviteCode(team_id, alice.id, invites.new_secret()).encode()  # right team, never issued
     bob = fleet.machine("desk", bare_remote)
@@ -90,8 +89,7 @@ def test_join_with_an_unknown_invite_leaves_the_config_as_it_was(fleet: Fleet, b
     assert bob.id not in {m["machine"] for m in alice.json("team")["members"]}
 
 
-def test_expired_invite_is_refused(fleet: Fleet, bare_remote: Path) -> None:
-    alice = fleet.found(fleet.machine("laptop", bare_remote), "alice")
+def test_expired_invite_is_refused(fleet: Fleet, bare_remote: Path, alice: Machine) -> None:
     code = fleet.invite(alice, "--days", "0.01")  # 14.4 minutes
     bob = fleet.machine("desk", bare_remote)
     config = bob.config()
@@ -104,8 +102,7 @@ def test_expired_invite_is_refused(fleet: Fleet, bare_remote: Path) -> None:
     assert bob.id in {m["machine"] for m in alice.json("team")["members"] if m["active"]}
 
 
-def test_one_time_invite_admits_only_the_first_machine(fleet: Fleet, bare_remote: Path) -> None:
-    alice = fleet.found(fleet.machine("laptop", bare_remote), "alice")
+def test_one_time_invite_admits_only_the_first_machine(fleet: Fleet, bare_remote: Path, alice: Machine) -> None:
     code = fleet.invite(alice)
     bob = fleet.join(fleet.machine("desk", bare_remote), code, "bob")
     carol = fleet.machine("box", bare_remote)
@@ -117,8 +114,7 @@ def test_one_time_invite_admits_only_the_first_machine(fleet: Fleet, bare_remote
                                                       ("bob", "desk", bob.id, True)])
 
 
-def test_reusable_invite_admits_two_machines(fleet: Fleet, bare_remote: Path) -> None:
-    alice = fleet.found(fleet.machine("laptop", bare_remote), "alice")
+def test_reusable_invite_admits_two_machines(fleet: Fleet, bare_remote: Path, alice: Machine) -> None:
     code = fleet.invite(alice, "--reusable")
     bob = fleet.join(fleet.machine("desk", bare_remote), code, "bob")
     carol = fleet.join(fleet.machine("box", bare_remote), code, "carol")
@@ -130,8 +126,7 @@ def test_reusable_invite_admits_two_machines(fleet: Fleet, bare_remote: Path) ->
         assert roster_view(m.json("team")) == expected
 
 
-def test_join_works_while_the_inviter_is_offline(fleet: Fleet, bare_remote: Path) -> None:
-    alice = fleet.found(fleet.machine("laptop", bare_remote), "alice")
+def test_join_works_while_the_inviter_is_offline(fleet: Fleet, bare_remote: Path, alice: Machine) -> None:
     first, second = fleet.invite(alice), fleet.invite(alice)
     before = _hive_refs(alice)
     # alice runs nothing from here on; bob and carol join through the remote alone
@@ -147,16 +142,16 @@ def test_join_works_while_the_inviter_is_offline(fleet: Fleet, bare_remote: Path
     assert roster_view(alice.json("team")) == expected
 
 
-def test_invite_for_a_person_refuses_another_person(fleet: Fleet, bare_remote: Path) -> None:
-    alice = fleet.found(fleet.machine("laptop", bare_remote), "alice")
+def test_invite_for_a_person_refuses_another_person(fleet: Fleet, bare_remote: Path, alice: Machine) -> None:
     code = fleet.invite(alice, "--person", "bob")
     carol = fleet.machine("box", bare_remote)
     one_line_error(carol.decide("join", code, "--person", "carol", "--machine", "box"), "'bob'")
     fleet.join(fleet.machine("desk", bare_remote), code, "bob")
 
 
-def test_second_machine_of_a_person_needs_that_persons_invite(fleet: Fleet, bare_remote: Path) -> None:
-    alice, bob = fleet.team(bare_remote, ("alice", "laptop"), ("bob", "desk"))
+def test_second_machine_of_a_person_needs_that_persons_invite(fleet: Fleet, bare_remote: Path,
+                                                              pair: list[Machine]) -> None:
+    alice, bob = pair
     from_alice = fleet.invite(alice)
     laptop2 = fleet.machine("bob-laptop", bare_remote)
     one_line_error(laptop2.decide("join", from_alice, "--person", "bob", "--machine", "bob-laptop"),
@@ -168,8 +163,8 @@ def test_second_machine_of_a_person_needs_that_persons_invite(fleet: Fleet, bare
     assert sorted(m["name"] for m in bobs) == ["bob-laptop", "desk"]
 
 
-def test_team_remove_deactivates_the_machine_everywhere(fleet: Fleet, bare_remote: Path) -> None:
-    alice, bob, carol = fleet.team(bare_remote, ("alice", "laptop"), ("bob", "desk"), ("carol", "box"))
+def test_team_remove_deactivates_the_machine_everywhere(trio: list[Machine]) -> None:
+    alice, bob, carol = trio
     alice.decided("team", "remove", "bob/desk")
     carol.ok("sync")
     for m in (alice, carol):
@@ -188,8 +183,7 @@ def test_team_remove_deactivates_the_machine_everywhere(fleet: Fleet, bare_remot
     assert fixtures.ref_tips(bob.clone, "refs/hive/logs/") == before
 
 
-def test_team_remove_of_nobody_is_a_one_line_error(fleet: Fleet, bare_remote: Path) -> None:
-    alice = fleet.found(fleet.machine("laptop", bare_remote), "alice")
+def test_team_remove_of_nobody_is_a_one_line_error(alice: Machine) -> None:
     one_line_error(alice.decide("team", "remove", "zed"), "'zed'")
 
 
@@ -208,13 +202,11 @@ def test_command_in_a_repository_without_a_team_names_init(fleet: Fleet, bare_re
         one_line_error(bob.run(*argv), "gitive init")
 
 
-def test_sync_with_an_unknown_remote_is_a_one_line_error(fleet: Fleet, bare_remote: Path) -> None:
-    alice = fleet.found(fleet.machine("laptop", bare_remote), "alice")
+def test_sync_with_an_unknown_remote_is_a_one_line_error(alice: Machine) -> None:
     one_line_error(alice.run("sync", "--remote", "nope"), "'nope'")
 
 
-def test_sync_to_an_unreachable_remote_reports_one_line(fleet: Fleet, bare_remote: Path, tmp_path: Path) -> None:
-    alice = fleet.found(fleet.machine("laptop", bare_remote), "alice")
+def test_sync_to_an_unreachable_remote_reports_one_line(tmp_path: Path, alice: Machine) -> None:
     gone = tmp_path / "gone.git"
     alice.git("remote", "set-url", "origin", str(gone))
     result = alice.run("sync")

@@ -1,71 +1,56 @@
 """Fixtures for daemon tests: a team of simulated machines (a clone and a short ``GITIVE_HOME`` each) around a
 bare remote, every one joined and synced, with a shared ``src/app.py`` to edit.
 
-Founding a team and joining it through the CLI takes about two seconds, so each team is built once per test
-session (through the real CLI) and every test gets a fresh copy of it (``testing.live.copy_team``).
+Founding a team and joining it through the CLI takes seconds, so each team is built once per test process
+(through the real CLI) and restored in place for each test (``testing.teams``), with the paths, project id
+and signed records a new founding there would have.
 """
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from testing import fixtures, live
+from testing import fixtures, teams
 from testing.machines import Fleet, Machine
 
 APP = "src/app.py"
 
 
-@pytest.fixture(scope="session")
-def team_templates(hermetic_git: Path) -> Iterator[Callable[[tuple[str, ...]], Path]]:
-    """``build(("alice", "bob"))``: the base directory of a team of those people, built once per session."""
-    built: dict[tuple[str, ...], Path] = {}
-    root = Path(tempfile.mkdtemp(prefix="gvt-", dir="/tmp"))
+def _builder(people: tuple[str, ...]) -> Callable[[Path], None]:
+    """Build the team of ``people`` (machine names their initials) under a place's ``live``."""
 
-    def build(people: tuple[str, ...]) -> Path:
-        if people not in built:
-            base = root / str(len(built))
-            fleet = Fleet(base)
-            remote = fixtures.init_bare(base / live.REMOTE)
-            with pytest.MonkeyPatch.context() as mp:
-                mp.setenv("GITIVE_HOME", str(base / "unused-home"))
-                machines = fleet.team(remote, *[(p, p[0]) for p in people])
-            first, *rest = machines
-            fixtures.commit_file(first.clone, APP, "print('app')\n", "add the app")
-            first.git("push", "--quiet", "origin", "main")
-            for m in rest:
-                m.git("pull", "--quiet", "--ff-only", "origin", "main")
-            built[people] = base
-        return built[people]
+    def build(base: Path) -> None:
+        machines = Fleet(base).team(fixtures.init_bare(base / teams.REMOTE), *[(p, p[0]) for p in people])
+        first, *rest = machines
+        fixtures.commit_file(first.clone, APP, "print('app')\n", "add the app")
+        first.git("push", "--quiet", "origin", "main")
+        for m in rest:
+            m.git("pull", "--quiet", "--ff-only", "origin", "main")
 
-    try:
-        yield build
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    return build
 
 
 @pytest.fixture
-def short_fleet() -> Iterator[Fleet]:
-    with live.short_fleet() as fleet:
-        yield fleet
+def short_fleet(place: teams.Place) -> Fleet:
+    """Machines under this test process's fixed place (short: ``<home>/daemon.sock`` fits AF_UNIX's 108 bytes)."""
+    return Fleet(place.live)
 
 
 @pytest.fixture
-def remote(short_fleet: Fleet) -> Path:
-    return short_fleet.base / live.REMOTE
+def remote(place: teams.Place) -> Path:
+    return place.live / teams.REMOTE
 
 
 @pytest.fixture
-def make_team(short_fleet: Fleet, team_templates: Callable[[tuple[str, ...]], Path]
-              ) -> Callable[..., list[Machine]]:
+def make_team(place: teams.Place, short_fleet: Fleet) -> Callable[..., list[Machine]]:
     """``make_team("alice", "bob")``: machines a, b, … of those people, all synced, ``src/app.py`` on each."""
 
     def make(*people: str) -> list[Machine]:
-        return live.copy_team(team_templates(tuple(people)), short_fleet.base, [p[0] for p in people])
+        place.restore("daemon-" + "-".join(people), _builder(people))
+        return [short_fleet.known(p[0]) for p in people]
 
     return make
 

@@ -24,11 +24,9 @@ PROMPT = "why do the integration tests flake around the payments sandbox?"
 
 @pytest.fixture
 def with_lesson(pair: list[Machine]) -> tuple[Machine, str]:
-    """a's repository with a verified lesson citing ``src/app.py`` (proposed by a, approved by b)."""
+    """a's repository with a verified lesson citing ``src/app.py`` (proposed by a, approved by b: alice
+    founded the team there, so she owns the project and confirms bob)."""
     a, b = pair
-    # the copied team's repository sits at a new path: a project nobody owns yet, where no review counts until
-    # an admin grants an owner (docs/people.md)
-    a.decided("project", "confirm", "alice", "--owner")
     lesson = propose(a, TEXT, evidence=("file:src/app.py",))
     code, out = as_person(a, "project", "confirm", "bob", answers=[("Confirm bob", "y\n"), PASSPHRASE_ANSWER])
     assert code == 0, out

@@ -229,9 +229,12 @@ def _spawn(argv: list[str], cwd: Path, env: Environment, timeout: float, stdin: 
                 return "cannot start", str(exc.strerror or exc).encode()
             try:
                 if proc.stdin is not None:
+                    # A worker may exit without reading all of it (``sed …``): the close flushes what is left and
+                    # would raise then too (it still closes the pipe); the exit code says how the worker did.
                     with contextlib.suppress(BrokenPipeError):
                         proc.stdin.write(stdin.encode())
-                    proc.stdin.close()
+                    with contextlib.suppress(BrokenPipeError):
+                        proc.stdin.close()
                 code: int | None = proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 _kill(proc)
