@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any
 
 from gitive.core.home import gitive_home
 
+# typing costs each hook process about 5 ms to import; with postponed annotations it is needed only by checkers
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitive.capture.deadline import Deadline
 
 SOCKET = "daemon.sock"

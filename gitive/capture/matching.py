@@ -12,11 +12,16 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from collections import namedtuple
 from pathlib import Path
-from typing import Any, NamedTuple
 from urllib.parse import quote
 
 from gitive.index import lesson_files
+
+# typing costs each hook process about 5 ms to import; with postponed annotations it is needed only by checkers
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
 
 # What scoring needs of a candidate, for candidates listed by id in ?1 (JSON), verified ones only.
 _COLUMNS = """
@@ -37,19 +42,22 @@ _STOP = {"the", "and", "for", "with", "that", "this", "from", "not", "are", "was
 CARD_POOL = 50  # newest lessons read per scope for the card
 
 
-class Candidate(NamedTuple):
-    id: str
-    scope: str
-    project: str
-    kind: str
-    files: list[str]
-    reviewer: str | None
-    text: str
-    applicability: str
-    at: int
-    outcome: float
-    score: float
-    reasons: list[str]
+if TYPE_CHECKING:
+    class Candidate(NamedTuple):
+        id: str
+        scope: str
+        project: str
+        kind: str
+        files: list[str]
+        reviewer: str | None
+        text: str
+        applicability: str
+        at: int
+        outcome: float
+        score: float
+        reasons: list[str]
+else:  # the same tuple, without importing typing at run time
+    Candidate = namedtuple("Candidate", "id scope project kind files reviewer text applicability at outcome score reasons")
 
 
 def connect(path: Path, scratch: bool = False) -> sqlite3.Connection | None:

@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 from gitive.capture import events
 from gitive.capture.adapters.base import PLAN_TOOLS, READ_TOOLS, SHELL_TOOLS, WRITE_TOOLS, Adapter
 from gitive.capture.redact import redact_text
+
+# typing costs each hook process about 5 ms to import; with postponed annotations it is needed only by checkers
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 ACTIONS = {"session-start": "session.start", "prompt": "prompt.submitted", "post-tool": "tool.completed",
            "post-tool-failure": "tool.completed", "stop": "turn.stop", "session-end": "session.end"}

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from typing import TYPE_CHECKING, Any
 
 from gitive.capture import framing, matching, owed
 
+# typing costs each hook process about 5 ms to import; with postponed annotations it is needed only by checkers
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitive.capture.deadline import Deadline
 
 CARD_LESSONS = 5  # lessons a card shows

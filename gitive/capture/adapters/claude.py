@@ -8,9 +8,12 @@ preview is shown): gitive keeps a field under 9,000 UTF-8 bytes.
 
 from __future__ import annotations
 
-from typing import Any
-
 from gitive.capture.adapters.base import NO_OPINION, Adapter, first_str, hook_specific
+
+# typing costs each hook process about 5 ms to import; with postponed annotations it is needed only by checkers
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "claude"
 HOOKS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit", "post-tool": "PostToolUse",

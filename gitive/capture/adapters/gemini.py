@@ -9,9 +9,12 @@ prompt-time recall goes (its input carries ``prompt``). AfterTool context is app
 
 from __future__ import annotations
 
-from typing import Any
-
 from gitive.capture.adapters.base import NO_OPINION, Adapter, first_str, hook_specific
+
+# typing costs each hook process about 5 ms to import; with postponed annotations it is needed only by checkers
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "gemini"
 HOOKS = {"session-start": "SessionStart", "prompt": "BeforeAgent", "post-tool": "AfterTool",
