@@ -256,3 +256,31 @@ def fast_import(remote: Path, stream: Callable[[Any], bytes], jobs: Sequence[Any
     proc.stdin.close()
     if proc.wait() != 0:
         raise RuntimeError(f"git fast-import failed: {proc.stderr.read().decode() if proc.stderr else ''}")
+
+
+def seeded_key(label: bytes, index: int) -> Any:
+    """Machine ``index``'s signing key under ``label``, derived from its number (the same in every run)."""
+    import blake3
+    from nacl.signing import SigningKey
+
+    return SigningKey(blake3.blake3(b"%s/%d" % (label, index)).digest())
+
+
+def seeded_machine(label: bytes, index: int) -> str:
+    from gitive.core.keys import machine_id
+
+    return machine_id(seeded_key(label, index))
+
+
+def hex_of(seed: bytes) -> str:
+    """A stable 64-hex id from ``seed``: synthetic records are the same in every run, so caches stay valid."""
+    import blake3
+
+    return blake3.blake3(seed).hexdigest()
+
+
+def ulid_of(at: int, seed: bytes) -> str:
+    """A ULID for time ``at`` (ms) whose random part comes from ``seed``."""
+    alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+    value = (at << 80) | int.from_bytes(hex_of(seed).encode()[:10], "big")
+    return "".join(alphabet[(value >> (5 * i)) & 31] for i in reversed(range(26)))

@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common as c
 
-FORMAT_VERSION = 1  # bump when the generated data changes shape, so old caches are not reused
+FORMAT_VERSION = 2  # bump when the generated data changes shape, so old caches are not reused
 DAY_MS = 86_400_000
 TEAM_SCOPE: dict[str, Any] = {"team": True}
 PROJECTS_PER_MACHINE = 3
@@ -61,17 +61,11 @@ LESSON_EVERY = 4
 
 
 def key_of(index: int) -> Any:
-    """Machine ``index``'s signing key, derived from its number (the same in every run)."""
-    import blake3
-    from nacl.signing import SigningKey
-
-    return SigningKey(blake3.blake3(b"gitive-fleet-machine/%d" % index).digest())
+    return c.seeded_key(b"gitive-fleet-machine", index)
 
 
 def machine_of(index: int) -> str:
-    from gitive.core.keys import machine_id
-
-    return machine_id(key_of(index))
+    return c.seeded_machine(b"gitive-fleet-machine", index)
 
 
 def project_of(number: int) -> str:
@@ -83,40 +77,29 @@ def project_of(number: int) -> str:
 def projects_of(index: int, projects: int) -> list[int]:
     """The repositories machine ``index`` works in: three of ``projects``, spread evenly over the fleet."""
     first = (index * 7) % projects
-    return [(first + k * (projects // PROJECTS_PER_MACHINE + 1)) % projects for k in range(PROJECTS_PER_MACHINE)]
-
-
-def _hex(seed: bytes) -> str:
-    import blake3
-
-    return blake3.blake3(seed).hexdigest()
-
-
-def _ulid(at: int, seed: bytes) -> str:
-    alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-    value = (at << 80) | int.from_bytes(_hex(seed).encode()[:10], "big")
-    return "".join(alphabet[(value >> (5 * i)) & 31] for i in reversed(range(26)))
+    step = projects // PROJECTS_PER_MACHINE  # at least 1 (parse refuses fewer projects): the three are distinct
+    return [(first + k * step) % projects for k in range(PROJECTS_PER_MACHINE)]
 
 
 def _lesson(seed: bytes, n: int) -> dict[str, Any]:
-    return {"type": "lesson", "id": _hex(b"lesson/" + seed), "kind": ("Gotcha", "Convention", "Correction")[n % 3],
-            "evidence": [{"kind": "Commit", "ref": _hex(b"commit/" + seed)[:40], "digest": _hex(b"d/" + seed)}],
-            "tags": ["fleet", f"t{n % 17}"], "body_hash": _hex(b"body/" + seed), "hearsay": False}
+    return {"type": "lesson", "id": c.hex_of(b"lesson/" + seed), "kind": ("Gotcha", "Convention", "Correction")[n % 3],
+            "evidence": [{"kind": "Commit", "ref": c.hex_of(b"commit/" + seed)[:40], "digest": c.hex_of(b"d/" + seed)}],
+            "tags": ["fleet", f"t{n % 17}"], "body_hash": c.hex_of(b"body/" + seed), "hearsay": False}
 
 
 def _citation(seed: bytes, lesson: str, n: int) -> dict[str, Any]:
-    return {"type": "citation", "lesson": lesson, "session": f"s-{_hex(seed)[:12]}", "success": n % 5 != 0,
+    return {"type": "citation", "lesson": lesson, "session": f"s-{c.hex_of(seed)[:12]}", "success": n % 5 != 0,
             "tests_passed": n % 7 != 0, "reverted": False}
 
 
 def _mail(index: int, seq: int, at: int, seed: bytes, machines: int) -> dict[str, Any]:
     peer = (index + 1 + seq % 13) % machines
     if seq % 2:
-        return {"type": "message", "id": _ulid(at, seed), "from": f"dev{index}/api-claude", "to": f"dev{peer}",
+        return {"type": "message", "id": c.ulid_of(at, seed), "from": f"dev{index}/api-claude", "to": f"dev{peer}",
                 "recipients": [{"machine": machine_of(peer), "session": None}],
                 "body": f"heads-up {seq}: the retry budget in net/retry.py changed; rebase before you touch it",
                 "from_person": False}
-    return {"type": "ack", "message": _ulid(at - 1000, b"m/" + seed), "state": "read", "session": "api-claude"}
+    return {"type": "ack", "message": c.ulid_of(at - 1000, b"m/" + seed), "state": "read", "session": "api-claude"}
 
 
 def _records(index: int, log: str, entries: int, machines: int, base_at: int, span: int

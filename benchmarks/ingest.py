@@ -53,17 +53,11 @@ DAY_MS = 86_400_000
 
 
 def bench_key(index: int) -> Any:
-    """Machine ``index``'s signing key, derived from its number (the same in every run)."""
-    import blake3
-    from nacl.signing import SigningKey
-
-    return SigningKey(blake3.blake3(b"gitive-bench-machine/%d" % index).digest())
+    return c.seeded_key(b"gitive-bench-machine", index)
 
 
 def bench_machine(index: int) -> str:
-    from gitive.core.keys import machine_id
-
-    return machine_id(bench_key(index))
+    return c.seeded_machine(b"gitive-bench-machine", index)
 
 
 MIX_MAIL_EVERY = 3  # in the realistic mix, every third entry of a machine is mail (in its `mail` log)
@@ -72,20 +66,8 @@ MIX_MAIL_EVERY = 3  # in the realistic mix, every third entry of a machine is ma
 MIX_CYCLE = ("lesson", "citation", "citation", "review", "lesson", "citation", "firing", "verdict")
 
 
-def _hex(seed: bytes) -> str:
-    import blake3
-
-    return blake3.blake3(seed).hexdigest()
-
-
-def _ulid(at: int, seed: bytes) -> str:
-    alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-    value = (at << 80) | int.from_bytes(_hex(seed).encode()[:10], "big")
-    return "".join(alphabet[(value >> (5 * i)) & 31] for i in reversed(range(26)))
-
-
 def _invite(seed: bytes, at: int) -> dict[str, Any]:
-    return {"type": "invite", "id": _hex(b"id/" + seed), "key": _hex(b"key/" + seed), "reusable": False,
+    return {"type": "invite", "id": c.hex_of(b"id/" + seed), "key": c.hex_of(b"key/" + seed), "reusable": False,
             "expires": at + 7 * DAY_MS}
 
 
@@ -93,20 +75,20 @@ def _team_record(kind: str, n: int, seed: bytes, lesson: str, machines: int, ind
     """One record of the realistic mix's team log (``lesson`` is the last lesson this machine wrote)."""
     if kind == "lesson":
         files = [f"src/pkg{n % 40}/mod{n % 7}.py", f"tests/test_mod{n % 11}.py"]
-        return {"type": "lesson", "id": _hex(b"lesson/" + seed), "kind": ("Gotcha", "Convention", "Correction")[n % 3],
-                "evidence": [{"kind": "file", "path": files[0], "digest": _hex(b"f/" + seed)},
-                             {"kind": "commit", "ref": _hex(b"commit/" + seed)[:40], "files": files}],
-                "tags": ["bench", f"t{n % 17}"], "body_hash": _hex(b"body/" + seed), "hearsay": False,
-                "session": f"s-{_hex(seed)[:12]}"}
+        return {"type": "lesson", "id": c.hex_of(b"lesson/" + seed), "kind": ("Gotcha", "Convention", "Correction")[n % 3],
+                "evidence": [{"kind": "file", "path": files[0], "digest": c.hex_of(b"f/" + seed)},
+                             {"kind": "commit", "ref": c.hex_of(b"commit/" + seed)[:40], "files": files}],
+                "tags": ["bench", f"t{n % 17}"], "body_hash": c.hex_of(b"body/" + seed), "hearsay": False,
+                "session": f"s-{c.hex_of(seed)[:12]}"}
     if kind == "citation":
-        return {"type": "citation", "lesson": lesson, "session": f"s-{_hex(seed)[:12]}", "success": n % 5 != 0,
+        return {"type": "citation", "lesson": lesson, "session": f"s-{c.hex_of(seed)[:12]}", "success": n % 5 != 0,
                 "tests_passed": n % 7 != 0, "reverted": False}
     if kind == "review":
         return {"type": "review", "about": lesson, "approver": f"dev{(index + 1) % machines}", "approved": True,
                 "note": "checked against the code: holds"}
-    obligation = _hex(b"obligation/" + seed)
+    obligation = c.hex_of(b"obligation/" + seed)
     if kind == "firing":
-        return {"type": "firing", "obligation": obligation, "reason": "deadline", "item": _hex(b"item/" + seed),
+        return {"type": "firing", "obligation": obligation, "reason": "deadline", "item": c.hex_of(b"item/" + seed),
                 "due": 1_700_000_000_000 + n, "late": False}
     return {"type": "verdict", "obligation": obligation, "value": "unverifiable", "reason": "no event source"}
 
@@ -114,11 +96,11 @@ def _team_record(kind: str, n: int, seed: bytes, lesson: str, machines: int, ind
 def _mail_record(n: int, seed: bytes, at: int, machines: int, index: int) -> dict[str, Any]:
     peer = (index + 1 + n % 13) % machines
     if n % 2:
-        return {"type": "message", "id": _ulid(at, seed), "from": f"dev{index}/api-claude", "to": f"dev{peer}",
+        return {"type": "message", "id": c.ulid_of(at, seed), "from": f"dev{index}/api-claude", "to": f"dev{peer}",
                 "recipients": [{"machine": bench_machine(peer), "session": None}],
                 "body": f"heads-up {n}: the retry budget in net/retry.py changed; rebase before you touch it",
                 "from_person": False}
-    return {"type": "ack", "message": _ulid(at - 1000, b"m/" + seed), "state": "read", "session": "api-claude"}
+    return {"type": "ack", "message": c.ulid_of(at - 1000, b"m/" + seed), "state": "read", "session": "api-claude"}
 
 
 def mix_logs(mix: bool) -> tuple[str, ...]:
@@ -129,7 +111,7 @@ def _records(index: int, team_id: str, entries: int, base_at: int, machines: int
              ) -> dict[str, list[tuple[int, dict[str, Any]]]]:
     """(at, record) of each bulk log of machine ``index``, oldest first."""
     out: dict[str, list[tuple[int, dict[str, Any]]]] = {log: [] for log in mix_logs(mix)}
-    lesson = _hex(b"first-lesson/%d" % index)
+    lesson = c.hex_of(b"first-lesson/%d" % index)
     for n in range(1, entries + 1):
         at = base_at + n * 1000 + index
         seed = f"{team_id}/{index}/{n}".encode()
