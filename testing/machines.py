@@ -215,6 +215,30 @@ def share_file(machines: list[Machine], name: str = "api.proto", content: str = 
     return commit
 
 
+@contextlib.contextmanager
+def alice_and_bob(base: Path) -> Iterator[tuple[Machine, Machine, Path]]:
+    """alice (admin, founder) and bob on a new bare remote under ``base``, both holding ``api.proto``; the
+    ``GITIVE_HOME`` the CLI sets while building them is put back after."""
+    with _environ({"GITIVE_HOME": os.environ.get("GITIVE_HOME")}):
+        remote = fixtures.init_bare(base / "remote.git")
+        alice, bob = Fleet(base / "fleet").team(remote, ("alice", "a"), ("bob", "b"))
+        share_file([alice, bob])
+        yield alice, bob, remote
+
+
+def on_index(machine: Machine, fn: Any) -> Any:
+    """``fn(hive, conn)`` on ``machine``'s index, caught up with its refs."""
+    from gitive.index import db
+    from gitive.index.catchup import catch_up
+    from gitive.team.hive import open_hive
+
+    with _environ({"GITIVE_HOME": str(machine.home)}):
+        hive = open_hive(machine.clone)
+        with db.connect(hive.index_path) as conn:
+            catch_up(hive, conn)
+            return fn(hive, conn)
+
+
 def roster_view(team: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
     """The comparable part of ``gitive team --json``: (person, name, machine, active) per member."""
     return sorted((m["person"], m["name"], m["machine"], m["active"]) for m in team["members"])

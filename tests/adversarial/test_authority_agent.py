@@ -4,7 +4,6 @@ and guesses; it does not have the person's passphrase. Nothing it does this way 
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -12,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from gitive.lessons.gate import AGENT_ENV
-from testing import fixtures, people
+from testing import people
 from testing.lessons import GITIVE, PASSPHRASE_ANSWER, as_person, hive_tips, person_env, propose
-from testing.machines import Fleet, Machine, one_line_error, share_file
+from testing.machines import Machine, alice_and_bob, one_line_error
 
 GUESSES = ["y", "yes", "password", "hunter2", "alice", "correct horse battery", ""]
 
@@ -23,18 +22,11 @@ GUESSES = ["y", "yes", "password", "hunter2", "alice", "correct horse battery", 
 def team(tmp_path_factory: pytest.TempPathFactory) -> list[Machine]:
     """alice (admin, founder) and bob, synced; a lesson by bob waiting for alice's review."""
     base = tmp_path_factory.mktemp("agent")
-    saved = os.environ.get("GITIVE_HOME")
-    try:
-        fleet = Fleet(base / "fleet")
-        alice, bob = fleet.team(fixtures.init_bare(base / "remote.git"), ("alice", "a"), ("bob", "b"))
-        share_file([alice, bob])
+    with alice_and_bob(base) as (alice, bob, _):
         propose(bob, "Run make gen after editing api.proto")
         bob.ok("sync")
         alice.ok("sync")
         yield [alice, bob]
-    finally:
-        if saved is not None:
-            os.environ["GITIVE_HOME"] = saved
 
 
 def _pending(alice: Machine) -> str:

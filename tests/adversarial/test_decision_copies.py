@@ -6,16 +6,14 @@ a replay: her approved lesson read proposed again, on every reader and after a r
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from pathlib import Path
 
 from gitive.core.clock import now_ms
 from gitive.store import logs
 from gitive.team.hive import open_hive
-from testing import fixtures
 from testing.lessons import propose
-from testing.machines import Fleet, Machine, _environ, share_file
+from testing.machines import Machine, _environ, alice_and_bob
 
 DAY = 86_400_000
 
@@ -30,11 +28,7 @@ def _decisions_of(machine: Machine, author: str) -> list[tuple[str, str, str]]:
 
 
 def test_a_members_backdated_copy_of_an_admins_decisions_changes_nothing(tmp_path: Path) -> None:
-    saved = os.environ.get("GITIVE_HOME")
-    try:
-        remote = fixtures.init_bare(tmp_path / "remote.git")
-        alice, bob = Fleet(tmp_path / "fleet").team(remote, ("alice", "a"), ("bob", "b"))
-        share_file([alice, bob])
+    with alice_and_bob(tmp_path) as (alice, bob, _):
         lesson = propose(bob, "Run make gen after editing api.proto")
         bob.ok("sync")
         alice.ok("sync")
@@ -57,6 +51,3 @@ def test_a_members_backdated_copy_of_an_admins_decisions_changes_nothing(tmp_pat
         bob.ok("index", "rebuild")
         assert (bob.json("lessons", "show", lesson)["state"], bob.json("project")["people"]) == before
         print(f"\ncopied decisions tried {len(copied)}, accepted 0")
-    finally:
-        if saved is not None:
-            os.environ["GITIVE_HOME"] = saved

@@ -9,7 +9,6 @@ count of cases tried and accepted is what the closing note reports.
 
 from __future__ import annotations
 
-import os
 import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,11 +18,9 @@ import pytest
 
 from gitive.core.clock import now_ms
 from gitive.index import db, deciding, ingest
-from gitive.index.catchup import catch_up
 from gitive.team.hive import open_hive
-from testing import fixtures
 from testing.lessons import propose
-from testing.machines import Fleet, Machine, _environ, share_file
+from testing.machines import Machine, _environ, alice_and_bob, on_index
 
 HOUR, DAY = 3_600_000, 86_400_000
 SEEDS = range(6)
@@ -33,27 +30,11 @@ STAMPS = (0, -DAY, 23 * HOUR)  # what the agent stamps its copies with, relative
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     base = tmp_path_factory.mktemp("decisions")
-    saved = os.environ.get("GITIVE_HOME")
-    try:
-        fleet = Fleet(base / "fleet")
-        alice, bob = fleet.team(fixtures.init_bare(base / "remote.git"), ("alice", "a"), ("bob", "b"))
-        share_file([alice, bob])
+    with alice_and_bob(base) as (alice, bob, _):
         lessons = [propose(bob, f"Run make gen number {i} after editing api.proto") for i in range(len(SEEDS) + 4)]
         bob.ok("sync")
         alice.ok("sync")
         yield {"alice": alice, "bob": bob, "lessons": lessons, "tmp": base, "honest": []}
-    finally:
-        if saved is not None:
-            os.environ["GITIVE_HOME"] = saved
-
-
-def _with_index(machine: Machine, fn: Callable[[Any, Any], Any]) -> Any:
-    """``fn(hive, conn)`` on ``machine``'s caught-up index."""
-    with _environ({"GITIVE_HOME": str(machine.home)}):
-        hive = open_hive(machine.clone)
-        with db.connect(hive.index_path) as conn:
-            catch_up(hive, conn)
-            return fn(hive, conn)
 
 
 def _rebuilt(machine: Machine, path: Path, fn: Callable[[Any], Any]) -> Any:
@@ -71,7 +52,7 @@ def _decide(alice: Machine, record: dict[str, Any]) -> dict[str, Any]:
         done = deciding.signed(hive.team_id, hive.me, record, alice.signer, conn)
         alice.append(done, "team")
         return done
-    return _with_index(alice, write)
+    return on_index(alice, write)
 
 
 # --- the kinds: (honest records for this seed, how a reader reads the state) ------------------------------------
@@ -172,11 +153,11 @@ def test_replays_leave_every_reader_at_the_honest_state(world: dict[str, Any], k
     alice = world["alice"]
     records, state = KINDS[kind](rng, world, seed)
     written = [_decide(alice, r) for r in records]
-    honest = _with_index(alice, lambda hive, conn: state(conn))
+    honest = on_index(alice, lambda hive, conn: state(conn))
     attacks = [(rng.choice(written), rng.choice(STAMPS)) for _ in range(rng.randint(1, 3))]
     for record, offset in attacks:  # the agent: any copies, any order, any stamp the entry allows
         alice.append(record, "team", at=now_ms() + offset)
-    after = _with_index(alice, lambda hive, conn: state(conn))
+    after = on_index(alice, lambda hive, conn: state(conn))
     rebuilt = _rebuilt(alice, world["tmp"] / f"rebuild-{kind}-{seed}.sqlite", state)
     world["honest"].append((state, honest))
     TRIED[kind] = TRIED.get(kind, 0) + len(attacks)
@@ -191,15 +172,15 @@ def test_a_teammate_reads_every_honest_state_after_a_sync(world: dict[str, Any])
     # gate-live has one subject per person: a later case's honest state stands for the earlier ones
     last = {state.__qualname__.split(".")[0]: honest for state, honest in world["honest"]}
     states = {state.__qualname__.split(".")[0]: state for state, _ in world["honest"]}
-    seen = _with_index(bob, lambda hive, conn: {k: s(conn) for k, s in states.items()})
+    seen = on_index(bob, lambda hive, conn: {k: s(conn) for k, s in states.items()})
     assert seen == last
-    every = _with_index(bob, lambda hive, conn: [state(conn) for state, _ in world["honest"]])
-    assert every == _with_index(alice, lambda hive, conn: [state(conn) for state, _ in world["honest"]])
+    every = on_index(bob, lambda hive, conn: [state(conn) for state, _ in world["honest"]])
+    assert every == on_index(alice, lambda hive, conn: [state(conn) for state, _ in world["honest"]])
     print(f"\nreplay attacks tried {TRIED}, accepted {ACCEPTED}")
 
 
 def _status(machine: Machine, lesson: str) -> str:
-    return _with_index(machine, lambda hive, conn: conn.execute(
+    return on_index(machine, lambda hive, conn: conn.execute(
         "SELECT state FROM lesson_status WHERE lesson = ?", (lesson,)).fetchone()[0])
 
 
@@ -209,7 +190,7 @@ def _legacy(alice: Machine, record: dict[str, Any]) -> dict[str, Any]:
         done = deciding.signed(hive.team_id, hive.me, record, alice.signer)
         alice.append(done, "team")
         return done
-    return _with_index(alice, write)
+    return on_index(alice, write)
 
 
 def test_v1_reviews_still_count_once_and_yield_to_stamped_ones(world: dict[str, Any]) -> None:

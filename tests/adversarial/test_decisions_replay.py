@@ -7,16 +7,14 @@ reader must keep reading alice's last decision: a replay is counted nowhere and 
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
 
 from gitive.core.clock import now_ms
 from gitive.store import logs, refs
-from testing import fixtures
 from testing.lessons import propose
-from testing.machines import Fleet, Machine, share_file
+from testing.machines import Machine, alice_and_bob
 
 HOUR = 3_600_000
 
@@ -24,18 +22,11 @@ HOUR = 3_600_000
 @pytest.fixture
 def team(tmp_path: Any) -> list[Machine]:
     """alice (admin) and bob; a lesson by bob that alice has approved and then rejected."""
-    saved = os.environ.get("GITIVE_HOME")
-    try:
-        fleet = Fleet(tmp_path / "fleet")
-        alice, bob = fleet.team(fixtures.init_bare(tmp_path / "remote.git"), ("alice", "a"), ("bob", "b"))
-        share_file([alice, bob])
+    with alice_and_bob(tmp_path) as (alice, bob, _):
         propose(bob, "Run make gen after editing api.proto")
         bob.ok("sync")
         alice.ok("sync")
         yield [alice, bob]
-    finally:
-        if saved is not None:
-            os.environ["GITIVE_HOME"] = saved
 
 
 def _reviews_by(machine: Machine) -> list[tuple[str, dict[str, Any]]]:

@@ -11,7 +11,6 @@ state; the counts tried and accepted are printed for the closing note.
 
 from __future__ import annotations
 
-import os
 import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,12 +21,11 @@ import pytest
 from gitive.core import decisions, gesture
 from gitive.core.clock import now_ms
 from gitive.index import db, deciding, ingest, project_links
-from gitive.index.catchup import catch_up
 from gitive.team.hive import open_hive
 from gitive.team.projects import project_id
 from testing import fixtures
 from testing.lessons import propose
-from testing.machines import Fleet, Machine, _environ, share_file
+from testing.machines import Machine, _environ, alice_and_bob, on_index
 
 HOUR = 3_600_000
 
@@ -35,23 +33,8 @@ HOUR = 3_600_000
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     base = tmp_path_factory.mktemp("move")
-    saved = os.environ.get("GITIVE_HOME")
-    try:
-        remote = fixtures.init_bare(base / "remote.git")
-        alice, bob = Fleet(base / "fleet").team(remote, ("alice", "a"), ("bob", "b"))
-        share_file([alice, bob])
+    with alice_and_bob(base) as (alice, bob, remote):
         yield {"alice": alice, "bob": bob, "base": base, "remote": remote}
-    finally:
-        if saved is not None:
-            os.environ["GITIVE_HOME"] = saved
-
-
-def _with_index(machine: Machine, fn: Callable[[Any, Any], Any]) -> Any:
-    with _environ({"GITIVE_HOME": str(machine.home)}):
-        hive = open_hive(machine.clone)
-        with db.connect(hive.index_path) as conn:
-            catch_up(hive, conn)
-            return fn(hive, conn)
 
 
 def _rebuilt(machine: Machine, path: Path, fn: Callable[[Any, Any], Any]) -> Any:
@@ -73,7 +56,7 @@ def _link(machine: Machine, old: str, new: str, *, ahead: int = 0) -> dict[str, 
         done = gesture.sign(machine.signer, hive.team_id, hive.me, record)
         machine.append(done, "roster")
         return done
-    return _with_index(machine, write)  # type: ignore[no-any-return]
+    return on_index(machine, write)  # type: ignore[no-any-return]
 
 
 def _ids(*names: str) -> list[str]:
@@ -83,7 +66,7 @@ def _ids(*names: str) -> list[str]:
 
 
 def _links_in(machine: Machine) -> int:
-    return _with_index(machine, lambda hive, conn: conn.execute(  # type: ignore[no-any-return]
+    return on_index(machine, lambda hive, conn: conn.execute(  # type: ignore[no-any-return]
         "SELECT count(*) FROM entries WHERE kind = 'project-link'").fetchone()[0])
 
 
@@ -157,10 +140,10 @@ def test_links_form_a_forest_and_refuse_relinks_cycles_and_the_future(world: dic
         return {"resolved": [project_links.resolve(conn, hive.team_id, x, now) for x in (a, b, c, d, e)],
                 "problems": sorted((r["problem"] or "").split(" ")[-1] for r in links)}
 
-    seen = _with_index(alice, read)
+    seen = on_index(alice, read)
     assert seen["resolved"] == [a, a, a, d, e], seen  # a chain: c → b → a; everything else refused
     assert seen["problems"] == sorted(["", "", "id", "counts)", "id", "itself", "time"]), seen
-    later = _with_index(alice, lambda hive, conn: read(hive, conn, now_ms() + 3 * HOUR))
+    later = on_index(alice, lambda hive, conn: read(hive, conn, now_ms() + 3 * HOUR))
     assert later["resolved"] == [a, a, a, d, d]  # the link stamped ahead counts once its time has come
     assert _rebuilt(alice, world["base"] / "forest.sqlite", read) == seen
 
@@ -207,12 +190,12 @@ def test_no_attacker_move_changes_what_any_reader_resolves(world: dict[str, Any]
         return [project_links.resolve(conn, hive.team_id, x) for x in pool]
 
     expected = [pool[0], pool[0], pool[0], pool[3], pool[4]]
-    assert _with_index(alice, state) == expected
+    assert on_index(alice, state) == expected
     for kind in rng.sample(ATTACKS, len(ATTACKS)):  # every attack, in any order, on top of the earlier ones
         _attack(rng, world, honest, pool, kind)
         alice.ok("sync")
         bob.ok("sync")
-        seen = [_with_index(m, state) for m in (alice, bob)]
+        seen = [on_index(m, state) for m in (alice, bob)]
         seen.append(_rebuilt(bob, world["base"] / f"attack-{seed}.sqlite", state))
         TRIED[kind] = TRIED.get(kind, 0) + 1
         ACCEPTED[kind] = ACCEPTED.get(kind, 0) + any(s != expected for s in seen)
