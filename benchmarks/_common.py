@@ -284,3 +284,30 @@ def ulid_of(at: int, seed: bytes) -> str:
     alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
     value = (at << 80) | int.from_bytes(hex_of(seed).encode()[:10], "big")
     return "".join(alphabet[(value >> (5 * i)) & 31] for i in reversed(range(26)))
+
+
+def log_stream(out: Any, key: Any, team_id: str, me: str, log: str, items: Any) -> None:
+    """Write one machine's log to ``out`` as ``git fast-import`` commands: signed v2 entries, each naming the
+    previous one's hash in ``prev``, from ``items`` of ``(at, scope, record)``.
+
+    Each commit is what ``logs.append`` writes: tree ``{entry.json}``, author = committer =
+    ``<id[:16]> <<id>@hive> <at // 1000> +0000``, message ``summary(entry) + "\\n"``, parent = previous entry.
+    """
+    from gitive.core import canonical, signed
+    from gitive.store import logs, refs
+
+    ref = refs.log_ref(me, log)
+    prev = None
+    for seq, (at, scope, record) in enumerate(items, 1):
+        entry = {"v": 2, "author": me, "log": log, "scope": scope, "seq": seq, "at": at, "record": record}
+        if prev:
+            entry["prev"] = prev
+        data = canonical.dumps(signed.sign(key, team_id, record["type"], entry))
+        prev = logs.entry_hash(data)
+        message = (logs.summary(entry) + "\n").encode()
+        who = f"{me[:16]} <{me}@hive> {at // 1000} +0000"
+        out.write(f"commit {ref}\nauthor {who}\ncommitter {who}\ndata {len(message)}\n".encode())
+        out.write(message)
+        out.write(f"M 100644 inline entry.json\ndata {len(data)}\n".encode())
+        out.write(data)
+        out.write(b"\n\n")

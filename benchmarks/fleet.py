@@ -128,9 +128,7 @@ def _records(index: int, log: str, entries: int, machines: int, base_at: int, sp
 
 def _machine_stream(job: tuple[int, str, int, int, int, int, int]) -> bytes:
     """``git fast-import`` commands for one machine's five logs (see ``benchmarks/ingest.py``)."""
-    from gitive.core import canonical, signed
     from gitive.core.records import project_log
-    from gitive.store import logs, refs
 
     index, team_id, per_log, machines, projects, base_at, span = job
     key = key_of(index)
@@ -139,21 +137,7 @@ def _machine_stream(job: tuple[int, str, int, int, int, int, int]) -> bytes:
     names = ["team", "mail"] + [f"project:{project_of(p)}" for p in projects_of(index, projects)]
     for name in names:
         log = project_log(name.split(":", 1)[1]) if name.startswith("project:") else name
-        ref = refs.log_ref(me, log)
-        prev = None
-        for seq, (at, scope, record) in enumerate(_records(index, name, per_log, machines, base_at, span), 1):
-            entry = {"v": 2, "author": me, "log": log, "scope": scope, "seq": seq, "at": at, "record": record}
-            if prev:
-                entry["prev"] = prev
-            data = canonical.dumps(signed.sign(key, team_id, record["type"], entry))
-            prev = logs.entry_hash(data)
-            message = (logs.summary(entry) + "\n").encode()
-            who = f"{me[:16]} <{me}@hive> {at // 1000} +0000"
-            out.write(f"commit {ref}\nauthor {who}\ncommitter {who}\ndata {len(message)}\n".encode())
-            out.write(message)
-            out.write(f"M 100644 inline entry.json\ndata {len(data)}\n".encode())
-            out.write(data)
-            out.write(b"\n\n")
+        c.log_stream(out, key, team_id, me, log, _records(index, name, per_log, machines, base_at, span))
     return out.getvalue()
 
 

@@ -127,36 +127,16 @@ def _records(index: int, team_id: str, entries: int, base_at: int, machines: int
 
 
 def _machine_stream(job: tuple[int, str, int, int, int, bool]) -> bytes:
-    """``git fast-import`` commands for one machine's bulk logs: ``entries`` signed v2 entries in all, each
-    naming the previous one's hash in its log in ``prev``: ``invite`` records, or the realistic mix (``mix``).
-
-    Each commit is what ``logs.append`` writes: tree ``{entry.json}``, author = committer =
-    ``<id[:16]> <<id>@hive> <at // 1000> +0000``, message ``summary(entry) + "\\n"``, parent = previous entry.
-    """
-    from gitive.core import canonical, signed
+    """``git fast-import`` commands for one machine's bulk logs: ``entries`` signed v2 entries in all
+    (:func:`_common.log_stream`): ``invite`` records, or the realistic mix (``mix``)."""
     from gitive.core.keys import machine_id
-    from gitive.store import logs, refs
 
     index, team_id, entries, base_at, machines, mix = job
     key = bench_key(index)
     me = machine_id(key)
     out = io.BytesIO()
     for log, records in _records(index, team_id, entries, base_at, machines, mix).items():
-        ref = refs.log_ref(me, log)
-        prev = None
-        for seq, (at, record) in enumerate(records, 1):
-            entry = {"v": 2, "author": me, "log": log, "scope": TEAM_SCOPE, "seq": seq, "at": at, "record": record}
-            if prev:
-                entry["prev"] = prev
-            data = canonical.dumps(signed.sign(key, team_id, record["type"], entry))
-            prev = logs.entry_hash(data)
-            message = (logs.summary(entry) + "\n").encode()
-            who = f"{me[:16]} <{me}@hive> {at // 1000} +0000"
-            out.write(f"commit {ref}\nauthor {who}\ncommitter {who}\ndata {len(message)}\n".encode())
-            out.write(message)
-            out.write(f"M 100644 inline entry.json\ndata {len(data)}\n".encode())
-            out.write(data)
-            out.write(b"\n\n")
+        c.log_stream(out, key, team_id, me, log, ((at, TEAM_SCOPE, record) for at, record in records))
     return out.getvalue()
 
 
