@@ -359,7 +359,7 @@ def _compose(adapter: Adapter, kind: str, payload: dict[str, Any], event: dict[s
         if dropped:  # owed to the session: its next calls carry them first, until shown
             book.miss("no-room", f"{len(dropped)} item(s) (lessons, owed lines) did not fit the {cap} bytes "
                       "left in this reply after the items it owed first; the next call carries them first")
-        room = cap - len(text.encode("utf-8", "surrogatepass")) - (len(SEPARATOR) if text else 0)
+        room = cap - _size(text)
         rest = _spooled(adapter, kind, carried, state is not None, shown | owed_ids | set(chosen) |
                         set(early.lessons), room, skip=late)
         from_spool = early.lessons + rest.lessons
