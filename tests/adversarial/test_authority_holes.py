@@ -20,9 +20,8 @@ from gitive.core.clock import now_ms
 from gitive.core.records import TEAM_SCOPE
 from testing import fixtures
 from testing.lessons import propose
-from testing.machines import Fleet, Machine, share_file
+from testing.machines import Fleet, Machine, on_index, share_file
 from tests.adversarial.test_authority_migration import _append, _project_id, _v1_team
-from tests.adversarial.test_decisions_property import _with_index
 
 DAY = 86_400_000
 
@@ -71,7 +70,7 @@ def test_a_demoted_admin_grants_nothing(tmp_path: Any, home_kept: None) -> None:
         record = {"type": "project-member", "project": hive.project_id, "person": "carol", "role": "owner",
                   "confirmed": True}
         bob.append(gesture.sign(bob.signer, hive.team_id, hive.me, record), "roster")
-    _with_index(bob, grant)
+    on_index(bob, grant)
     bob.ok("sync")
     alice.ok("sync")
     assert _people(alice)["carol"]["role"] == "member"  # bob's grant as an admin still stands; this one not
@@ -96,7 +95,7 @@ def test_a_project_without_an_owner_counts_no_review(tmp_path: Any, home_kept: N
         record = {"type": "review", "about": lesson, "approver": "alice", "approved": True, "note": "",
                   "scope": {"project": hive.project_id}}
         alice.append(gesture.sign(alice.signer, hive.team_id, hive.me, record), "team")
-    _with_index(alice, approve)
+    on_index(alice, approve)
     alice.ok("sync")
     bob.ok("sync")
     assert bob.json("lessons", "show", lesson)["state"] == "proposed"
