@@ -140,6 +140,13 @@ def read(machine: Machine, session: str, path: str = "README") -> dict[str, Any]
     return edit(machine, session, path, tool="Read")
 
 
+def bash(machine: Machine, session: str, command: str, output: str = "", code: int = 0) -> dict[str, Any]:
+    """A PostToolUse of Claude Code's Bash tool running ``command``, which printed ``output`` and exited ``code``."""
+    return {"session_id": session, "cwd": str(machine.clone), "hook_event_name": "PostToolUse", "tool_name": "Bash",
+            "tool_input": {"command": command}, "tool_response": {"stdout": output, "exit_code": code},
+            "tool_use_id": f"toolu_{next(_calls):06d}"}
+
+
 def stop(machine: Machine, session: str, active: bool = False) -> dict[str, Any]:
     return {"session_id": session, "cwd": str(machine.clone), "hook_event_name": "Stop",
             "stop_hook_active": active}

@@ -54,12 +54,6 @@ def _cli(machine: Machine, *args: str) -> subprocess.CompletedProcess[str]:
     return done
 
 
-def _bash(machine: Machine, session: str, command: str) -> dict[str, Any]:
-    return {"session_id": session, "cwd": str(machine.clone), "hook_event_name": "PostToolUse", "tool_name": "Bash",
-            "tool_input": {"command": command}, "tool_response": {"stdout": "3 passed", "exit_code": 0},
-            "tool_use_id": f"toolu_{time.monotonic_ns()}"}
-
-
 def _notice(machine: Machine, session: str) -> str | None:
     """The next hook call of ``session``: the anchor's notice in its context, if one came."""
     out = live.hook_process(machine, "post-tool", live.read(machine, session)).out
@@ -91,7 +85,7 @@ def test_an_obligation_reaches_the_persons_session_at_its_next_turn_and_quiet_ho
                       "the gate's decision", timeout=60)
         item = next(f["item"] for f in firing_entries(team.anchor) if f["obligation"] == first["id"])
         live.wait_for(lambda: _waiting(team.bob, item), "bob's daemon to take the delivery", timeout=60)
-        live.hook_process(team.bob, "post-tool", _bash(team.bob, "s1", "python -m pytest -q"))  # a breakpoint
+        live.hook_process(team.bob, "post-tool", live.bash(team.bob, "s1", "python -m pytest -q", "3 passed"))  # a breakpoint
         notice = live.wait_for(lambda: _notice(team.bob, "s1"), "the notice at the session's next turn", timeout=30)
         assert "tell alice the first work is in" in notice and item[:12] in notice
         assert _delivered(team.bob, item)
@@ -114,7 +108,7 @@ def test_an_obligation_reaches_the_persons_session_at_its_next_turn_and_quiet_ho
         live.wait_for(lambda: [e for e in ledger_entries(team.anchor) if e["item"] == later
                                and e["branch"] == "attention"], "the held item re-entering the gate", timeout=60)
         live.wait_for(lambda: _waiting(team.bob, later), "bob's daemon to take it", timeout=60)
-        live.hook_process(team.bob, "post-tool", _bash(team.bob, "s1", "pytest tests/"))
+        live.hook_process(team.bob, "post-tool", live.bash(team.bob, "s1", "pytest tests/", "3 passed"))
         notice = live.wait_for(lambda: _notice(team.bob, "s1"), "the second notice", timeout=30)
         assert "the second work is in" in notice
     why = _cli(team.bob, "why", later[:12]).stdout

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -18,18 +17,12 @@ from testing.anchor import AnchoredTeam
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 
-def _bash(machine: Any, session: str, command: str, output: str, code: int) -> dict[str, Any]:
-    return {"session_id": session, "cwd": str(machine.clone), "hook_event_name": "PostToolUse", "tool_name": "Bash",
-            "tool_input": {"command": command}, "tool_response": {"stdout": output, "exit_code": code},
-            "tool_use_id": f"toolu_h{abs(hash((command, output, code))) % 10**8}"}
-
-
 def _session(team: AnchoredTeam) -> None:
     m = team.alice
     live.hook(m, "session-start", live.session_start(m, "s-hand"))
     live.hook(m, "prompt", {"session_id": "s-hand", "cwd": str(m.clone), "hook_event_name": "UserPromptSubmit",
                             "prompt": "make check_calc pass; ```fenced``` text stays quoted"})
-    live.hook(m, "post-tool", _bash(m, "s-hand", "python3 check_calc.py", f"AssertionError token={TOKEN}", 1))
+    live.hook(m, "post-tool", live.bash(m, "s-hand", "python3 check_calc.py", f"AssertionError token={TOKEN}", 1))
     live.hook(m, "post-tool", live.edit(m, "s-hand", "calc.py"))
 
 

@@ -56,12 +56,6 @@ def _read_credentials(machine: Machine, session: str) -> None:
     assert live.hook_process(machine, "post-tool", live.read(machine, session, str(secret))).code == 0
 
 
-def _bash(machine: Machine, session: str, command: str) -> dict[str, Any]:
-    return {"session_id": session, "cwd": str(machine.clone), "hook_event_name": "PostToolUse",
-            "tool_name": "Bash", "tool_input": {"command": command},
-            "tool_response": {"stdout": "", "exit_code": 0}, "tool_use_id": f"toolu_{now_ms()}"}
-
-
 def _remote_mail(machine: Machine, remote: Path) -> list[str]:
     """The message ids in ``machine``'s mail log on the remote (read with git, not gitive)."""
     ref = f"refs/hive/logs/{machine.id}/mail"
@@ -169,7 +163,7 @@ async def test_without_a_recent_read_the_message_goes_out_and_is_an_event(ready:
 def test_gitive_send_from_a_session_is_held_too(ready: list[Machine]) -> None:
     _, b = ready
     sender = live.session_address(b, "sb")
-    assert live.hook_process(b, "post-tool", _bash(b, "sb", "cat .env.production | head -3")).code == 0
+    assert live.hook_process(b, "post-tool", live.bash(b, "sb", "cat .env.production | head -3")).code == 0
     done = b.run("send", "alice/a-claude", SECRET_BODY, "--from", sender)
     assert done.code == 1 and "held" in done.out and "not sent" in done.out
     b.ok("sync")
@@ -274,7 +268,7 @@ def test_a_read_in_another_session_is_no_match() -> None:
 def test_a_lesson_proposed_with_the_cli_by_an_agent_is_held_too(ready: list[Machine]) -> None:
     _, b = ready
     sender = live.session_address(b, "sb")
-    assert live.hook_process(b, "post-tool", _bash(b, "sb", "grep -n KEY .env")).code == 0
+    assert live.hook_process(b, "post-tool", live.bash(b, "sb", "grep -n KEY .env")).code == 0
     for extra in ([], ["--sealed"], ["--session", sender]):
         done = b.run("lessons", "propose", "--kind", "Gotcha", "--text", f"The key is in .env {extra}",
                      "-e", "file:src/app.py", *extra)
