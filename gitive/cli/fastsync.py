@@ -6,11 +6,18 @@ nothing new (the fetch moves no ref, every log tip equals the index's cursor, th
 of this machine's refs) is answered here in a few tens of milliseconds. Anything else (a moved ref, a ref to
 push, a separate team store, an error, upkeep due) returns None and the full command runs, which repeats the
 (now cheap) fetch and does the real work.
+
+Whether the index has read every local log and body tip is asked of the index once; the answer is kept in
+``<git dir>/gitive/noop-sync.stamp`` (a cache, ``v1``, naming the index file by device, inode, size and change
+time and the watched tips by count and checksum), so repeated no-op syncs need neither ``sqlite3`` nor a
+query: a stamp that does not match exactly (any tip moved, the index rewritten or rebuilt, another version)
+is a miss and the index is asked again. The fetch is spawned without ``subprocess`` (``store.git.status``), and
+nothing here imports ``typing`` or ``json`` unless ``--json`` asks: on this path the interpreter's imports
+were most of gitive's own cost.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -20,6 +27,54 @@ from gitive.capture import locate
 from gitive.core.home import gitive_home
 from gitive.store.gitdir import hive_tips
 from gitive.store.remotes import choose_from_config, fetch_hive
+
+WATCHED = ("/logs/", "/bodies/")  # the refs whose tips ingest keeps a cursor for (index.refresh's _WATCHED)
+STAMP = Path("gitive") / "noop-sync.stamp"
+
+
+def _stamp(index: Path, watched: list[tuple[str, str]]) -> str:
+    import zlib
+
+    text = "".join(f"{name} {tip}\n" for name, tip in watched).encode()
+    st = index.stat()
+    return (f"v1 {st.st_dev} {st.st_ino} {st.st_size} {st.st_ctime_ns} {len(watched)} "
+            f"{zlib.crc32(text):08x}{zlib.adler32(text):08x}\n")
+
+
+def _indexed(common_dir: Path, index: Path, watched: list[tuple[str, str]]) -> bool:
+    """Whether the index's cursor equals every one of ``watched`` (name, tip): the stamp says so, or the index."""
+    stamp = common_dir / STAMP
+    try:
+        mark: str | None = _stamp(index, watched)
+    except OSError:
+        mark = None
+    try:
+        if mark is not None and stamp.read_text() == mark:
+            return True
+    except OSError:
+        pass  # no stamp yet
+    import sqlite3
+    from urllib.parse import quote
+
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(index))}?mode=ro", uri=True, timeout=1)
+        try:
+            cursors = dict(conn.execute("SELECT ref, tip FROM cursors WHERE store = ?",
+                                        (str(common_dir) + "/",)).fetchall())
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
+    if any(cursors.get(name) != tip for name, tip in watched):
+        return False
+    if mark is not None:
+        try:
+            tmp = stamp.with_name(f"{stamp.name}.{os.getpid()}.tmp")
+            tmp.write_text(mark)
+            os.replace(tmp, stamp)
+        except OSError:
+            pass  # a read-only git dir: the index answers every time
+    return True
 
 
 def _upkeep_due(git_dir: Path) -> bool:
@@ -35,6 +90,8 @@ def _upkeep_due(git_dir: Path) -> bool:
 
 def _print(report: dict[str, object], lines: list[list[str]], as_json: bool) -> int:
     if as_json:
+        import json
+
         sys.stdout.write(json.dumps(report, indent=2, sort_keys=True) + "\n")
     else:
         sys.stdout.write("".join(text + "\n" for _, text in lines))
@@ -83,23 +140,12 @@ def try_noop(argv: list[str]) -> int | None:
             for remote in remotes:
                 if tips.get(f"refs/hive-remotes/{remote}/{name[len('refs/hive/'):]}") != tip:
                     return None
-    import sqlite3
-    from urllib.parse import quote
-
-    try:
-        conn = sqlite3.connect(f"file:{quote(str(index))}?mode=ro", uri=True, timeout=1)
-        try:
-            cursors = dict(conn.execute("SELECT ref, tip FROM cursors WHERE store = ?",
-                                        (str(found.common_dir) + "/",)).fetchall())
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return None
-    watched = ("/logs/", "/bodies/")
-    for name, tip in tips.items():
-        if any(part in name for part in watched) and cursors.get(name) != tip:
-            return None  # something new to verify and index
+    watched = sorted((name, tip) for name, tip in tips.items() if any(part in name for part in WATCHED))
+    if not _indexed(found.common_dir, index, watched):
+        return None  # something new to verify and index
     if "--json" in argv:
+        import json
+
         report = {"fetched": dict.fromkeys(remotes, 0), "received": 0, "problems": [],
                   "pushed": {r: [] for r in remotes}, "rejected": [], "unreachable": {}, "packed": False,
                   "dropped": 0, "no_remote": [], "team": {"id": config["hive.team"][-1]}, "ok": True}

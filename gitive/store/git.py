@@ -7,11 +7,13 @@ proxies apply exactly as they do for ``git fetch``.
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
 from gitive.errors import GitCommandError
+
+# subprocess (with threading, signal and selectors, ~5 ms) loads at the first ``run``: the no-op sync's fetch
+# goes through ``status``, which needs only os and select.
 
 # Hooks run with GIT_DIR, GIT_INDEX_FILE and friends set for the outer repository; a git command we
 # start for another repository (a team store, a remote) must not inherit them.
@@ -41,6 +43,8 @@ def run(
     Raises:
         GitCommandError: the command exited non-zero and ``check`` is true, or git timed out.
     """
+    import subprocess
+
     cmd = ("git", *args)
     try:
         proc = subprocess.run(
@@ -54,6 +58,45 @@ def run(
     if check and proc.returncode != 0:
         raise GitCommandError(cmd, proc.returncode, out, err)
     return proc.returncode, out, err
+
+
+def status(args: Sequence[str], cwd: Path | str, timeout: float) -> int:
+    """The exit status of ``git -C <cwd> <args>``, its input empty and its output discarded; -1 when it ran
+    past ``timeout`` seconds (it is killed) or could not start.
+
+    Spawned with ``posix_spawn`` and waited for on a pidfd, without loading ``subprocess``: the no-op sync's
+    fetch, where the interpreter's imports are most of gitive's own cost. Falls back to :func:`run` where the
+    platform lacks either.
+    """
+    if not (hasattr(os, "posix_spawnp") and hasattr(os, "pidfd_open")):
+        try:
+            return run(args, cwd, check=False, timeout=timeout)[0]
+        except (GitCommandError, OSError):
+            return -1
+    import select
+
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        pid = os.posix_spawnp("git", ["git", "-C", str(cwd), *args], no_git_env(),
+                              file_actions=[(os.POSIX_SPAWN_DUP2, devnull, fd) for fd in (0, 1, 2)])
+    except OSError:
+        return -1
+    finally:
+        os.close(devnull)
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:  # a kernel before 5.3: wait without a timeout
+        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    try:
+        poll = select.poll()
+        poll.register(pidfd, select.POLLIN)
+        if not poll.poll(timeout * 1000):
+            os.kill(pid, 9)  # SIGKILL, as subprocess.run does on a timeout
+            os.waitpid(pid, 0)
+            return -1
+    finally:
+        os.close(pidfd)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
 def zsplit(text: str) -> list[str]:

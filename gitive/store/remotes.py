@@ -7,10 +7,13 @@ that the fast path runs is here too, through the one git helper.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from pathlib import Path
-from typing import NamedTuple
 
-from gitive.errors import GitCommandError
+# typing costs the no-op sync about 5 ms to import; with postponed annotations it is needed only by checkers
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
 
 KEY_REMOTE = "hive.remote"  # multi-valued; when set, exactly these remotes sync
 # Versions before 2026-12 wrote hive.remote themselves (every remote at init) and never told anyone to set it,
@@ -27,26 +30,29 @@ def fetch_refspec(remote: str) -> str:
 
 def fetch_hive(top: Path, remote: str, timeout: float = 120) -> bool:
     """Fetch ``remote``'s hive refs into ``refs/hive-remotes/<remote>/`` of the repository at ``top`` (no
-    tags, no FETCH_HEAD); false when git failed, timed out or could not start (nothing is verified here)."""
-    # subprocess loads only for a fetch, not with the decision above
+    tags, no FETCH_HEAD); false when git failed, timed out or could not start (nothing is verified here).
+
+    Without git's auto maintenance: this is the no-op sync's probe, and when it fetched anything the full
+    sync runs next, which fetches (and lets git keep its house) as usual; a fetch that brought nothing leaves
+    git nothing to do but to start one more process to find that out.
+    """
     from gitive.store import git
 
-    try:
-        code, _, _ = git.run(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote,
-                              fetch_refspec(remote)], cwd=top, check=False, timeout=timeout)
-    except (GitCommandError, OSError):
-        return False
-    return code == 0
+    return git.status(["fetch", "--no-auto-maintenance", "--quiet", "--no-tags", "--no-write-fetch-head", remote,
+                       fetch_refspec(remote)], top, timeout) == 0
 
 
-class RemotePlan(NamedTuple):
-    """Which remotes sync uses in one repository, and why the others are left out."""
+if TYPE_CHECKING:
+    class RemotePlan(NamedTuple):
+        """Which remotes sync uses in one repository, and why the others are left out."""
 
-    chosen: list[str]  # the remotes sync fetches from and pushes to, in this order
-    explicit: bool  # chosen by ``hive.remote`` (else: every remote with the hive fetch refspec)
-    skipped: list[str]  # remotes with the hive refspec that ``hive.remote`` leaves out
-    without_refspec: list[str]  # remotes that carry no hive refs and are not chosen
-    unknown: list[str]  # ``hive.remote`` names that are not remotes of the repository
+        chosen: list[str]  # the remotes sync fetches from and pushes to, in this order
+        explicit: bool  # chosen by ``hive.remote`` (else: every remote with the hive fetch refspec)
+        skipped: list[str]  # remotes with the hive refspec that ``hive.remote`` leaves out
+        without_refspec: list[str]  # remotes that carry no hive refs and are not chosen
+        unknown: list[str]  # ``hive.remote`` names that are not remotes of the repository
+else:
+    RemotePlan = namedtuple("RemotePlan", "chosen explicit skipped without_refspec unknown")
 
 
 def choose(names: list[str], fetch_specs: dict[str, list[str]], configured: list[str]) -> RemotePlan:

@@ -65,3 +65,24 @@ def test_run_times_out_as_a_git_command_error(git_repo: Path) -> None:
 def test_zsplit() -> None:
     assert git.zsplit("a\0b c\0\0") == ["a", "b c"]
     assert git.zsplit("") == []
+
+
+def test_status_gives_the_exit_code_without_output(git_repo: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+                                                   ) -> None:
+    monkeypatch.setenv("GIT_DIR", str(tmp_path / "nowhere"))  # an outer repository's, as in a hook: ignored
+    assert git.status(["rev-parse", "--verify", "HEAD"], git_repo, timeout=30) == 0
+    assert git.status(["rev-parse", "--verify", "no-such-ref"], git_repo, timeout=30) == 128
+    assert capfd.readouterr() == ("", "")  # both streams discarded
+
+
+def test_status_kills_a_command_past_its_timeout(git_repo: Path) -> None:
+    import time
+
+    start = time.monotonic()
+    assert git.status(["-c", "alias.slow=!sleep 30", "slow"], git_repo, timeout=0.5) == -1
+    assert time.monotonic() - start < 20
+
+
+def test_status_of_a_folder_that_is_not_a_repository_is_a_failure(tmp_path: Path) -> None:
+    assert git.status(["rev-parse", "--verify", "HEAD"], tmp_path / "missing", timeout=30) not in (0, -1)
