@@ -2,7 +2,7 @@
 
 ``store.sync.plan_remotes`` feeds it from pygit2, the no-op sync fast path from git's config file; ``doctor``
 and ``status`` show its answer, so all of them agree by construction. The plain fetch of a remote's hive refs
-that the fast path runs is here too, through the one git helper.
+that the fast path lists is here too, through the one git helper.
 """
 
 from __future__ import annotations
@@ -28,18 +28,25 @@ def fetch_refspec(remote: str) -> str:
     return f"+refs/hive/*:{REMOTES_PREFIX}{remote}/*"
 
 
-def fetch_hive(top: Path, remote: str, timeout: float = 120) -> bool:
-    """Fetch ``remote``'s hive refs into ``refs/hive-remotes/<remote>/`` of the repository at ``top`` (no
-    tags, no FETCH_HEAD); false when git failed, timed out or could not start (nothing is verified here).
+def advertised(top: Path, remote: str, timeout: float = 120) -> dict[str, str] | None:
+    """The hive refs ``remote`` advertises (name -> tip), as ``git ls-remote`` lists them from the repository
+    at ``top``; None when git failed, timed out or could not start.
 
-    Without git's auto maintenance: this is the no-op sync's probe, and when it fetched anything the full
-    sync runs next, which fetches (and lets git keep its house) as usual; a fetch that brought nothing leaves
-    git nothing to do but to start one more process to find that out.
+    The no-op sync's probe: when every one equals this repository's ``refs/hive-remotes/<remote>/`` copy, a
+    fetch would change nothing. It costs about half a no-op fetch (no ref update, no connectivity check, no
+    auto maintenance), and over protocol v2 the remote sends only the refs under ``refs/hive/``.
     """
     from gitive.store import git
 
-    return git.status(["fetch", "--no-auto-maintenance", "--quiet", "--no-tags", "--no-write-fetch-head", remote,
-                       fetch_refspec(remote)], top, timeout) == 0
+    code, out = git.output(["ls-remote", "--refs", remote, "refs/hive/*"], top, timeout)
+    if code != 0:
+        return None
+    found = {}
+    for line in out.decode("utf-8", "replace").splitlines():
+        tip, _, name = line.partition("\t")
+        if name.startswith("refs/hive/"):  # ls-remote matches patterns at a name's tail
+            found[name] = tip
+    return found
 
 
 if TYPE_CHECKING:
