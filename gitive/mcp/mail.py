@@ -66,7 +66,9 @@ def caller(repo: Path | str | None, session: str | None, db: Any) -> Caller:
         return {s.get("name") for p in team_presence.peers(hive, members) if p.get("person") == person
                 for s in p.get("sessions") or [] if isinstance(s, dict) and s.get("name")}
 
-    sessions = [s for s in presence.collect(db, peer_names) if _team_of(s.get("repo")) == hive.team_id]
+    here = str(hive.project.workdir or "").rstrip("/")  # a session in this very repository: no second look
+    sessions = [s for s in presence.collect(db, peer_names)
+                if (here and s.get("repo") == here) or _team_of(s.get("repo")) == hive.team_id]
     rows = [s | {"machine": hive.me, "live": True} for s in sessions]  # collect keeps the live ones only
     return Caller(hive, members, person, _my_session(rows, person, hive, session), sessions)
 
