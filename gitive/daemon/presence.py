@@ -97,8 +97,10 @@ def collect(conn: sqlite3.Connection, taken_by_peers: set[str] | Callable[[], se
         name = _name_for(conn, key, base, taken - {r[0] for r in conn.execute(
             "SELECT name FROM sessions WHERE key = ?", (key,))})
         taken.add(name)
+        # Unchanged, the row is not written: a read (an MCP inbox check) then commits nothing and syncs no disk
         conn.execute("INSERT INTO sessions VALUES (?,?,?,?,?,?,?) ON CONFLICT(key) DO UPDATE SET "
-                     "last_seen = excluded.last_seen, repo = excluded.repo",
+                     "last_seen = excluded.last_seen, repo = excluded.repo "
+                     "WHERE last_seen IS NOT excluded.last_seen OR repo IS NOT excluded.repo",
                      (key, item["harness"], item["session_id"], name, root, item["started"], item["last_seen"]))
         branch, head = repos.head(root) if root else (None, None)
         out.append({
