@@ -22,8 +22,13 @@ What it does (real processes throughout: the ``gitive`` console script of this v
    ``gitive sync`` while a daemon runs (``gitive daemon start``), which answers it over its socket.
 
 Targets (issue 9): ``--version`` ≤ 60 ms; each read command p50 ≤ 200 ms; ``gitive mcp`` initialized ≤ 0.8 s;
-a no-op ``gitive sync`` answered by the daemon ≤ 2 × the git commands. Figures are wall-clock on this machine;
-the load average is printed, and under load compare the ratios and CPU times.
+a no-op ``gitive sync`` answered by the daemon ≤ 2 × the git commands. Issue 21: the no-op ``gitive sync``
+without a daemon costs, above the interpreter (its p50 minus ``python -c pass``'s), at most the git commands'
+round trip (p50 of the fetch plus p50 of the push), in wall time and in CPU time. Figures are wall-clock on
+this machine; the load average is printed, and under load compare the ratios and CPU times.
+
+gitive is byte-compiled first (``compileall``), as an installed package is: with ``PYTHONDONTWRITEBYTECODE``
+set, every start would otherwise compile its modules again.
 """
 
 from __future__ import annotations
@@ -61,7 +66,7 @@ c = _load("_common")
 BIN = Path(sys.executable).parent
 GITIVE, HOOK = BIN / "gitive", BIN / "gitive-hook"
 QUERY = "session cookie refresh token"
-TARGETS = {"--version": 0.060, "read": 0.200, "mcp": 0.8, "sync_ratio": 2.0}
+TARGETS = {"--version": 0.060, "read": 0.200, "mcp": 0.8, "sync_ratio": 2.0, "own_ratio": 1.0}
 
 
 def timed_child(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
@@ -154,6 +159,11 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temp directory")
     args = parser.parse_args()
 
+    import gitive
+
+    compiled = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(gitive.__file__).parent)], env=compiled,
+                   check=True, stdin=subprocess.DEVNULL)
     base = Path(tempfile.mkdtemp(prefix="gvs-", dir="/tmp"))
     c.hermetic_git(base / "git")
     try:
@@ -194,6 +204,14 @@ def main() -> int:
             verdict = f"  [target ≤ {TARGETS['sync_ratio']:g}× git: {c.target(ok)}]"
         print(f"  {name:<34} p50 {p50 * 1000:6.0f} ms  ({p50 / git_p50:4.1f}× git, {p50 / sync_base:4.1f}× python "
               f"-c pass)  CPU {statistics.median(cpus) * 1000:5.0f} ms{verdict}")
+    git_cpu = statistics.median(syncs["git fetch"][1]) + statistics.median(syncs["git push"][1])
+    own = statistics.median(syncs["gitive sync (no daemon)"][0]) - sync_base
+    own_cpu = statistics.median(syncs["gitive sync (no daemon)"][1]) - statistics.median(syncs["python -c pass"][1])
+    ok = own <= TARGETS["own_ratio"] * git_p50 and own_cpu <= TARGETS["own_ratio"] * git_cpu
+    print(f"  gitive's own cost, no daemon (p50 minus python -c pass): wall {own * 1000:.1f} ms ({own / git_p50:.2f}× "
+          f"git's {git_p50 * 1000:.1f} ms), CPU {own_cpu * 1000:.1f} ms ({own_cpu / git_cpu:.2f}× git's "
+          f"{git_cpu * 1000:.1f} ms)  [target ≤ git's round trip: {c.target(ok)}]")
+    print(f"machine: {c.load()} at the end")
     return 0
 
 

@@ -2,12 +2,12 @@
 
 A hook must never wait on a slow daemon: no socket, a refused connection, a stopped daemon, or no answer in
 time all mean "nothing queued". The wire format is one JSON object per line. ``socket`` is imported only
-when ``daemon.sock`` exists: a machine without a daemon does not pay for it.
+when ``daemon.sock`` exists (and ``json`` when a message goes out): a machine without a daemon does not pay
+for them.
 """
 
 from __future__ import annotations
 
-import json
 import time
 
 from gitive.core.home import gitive_home
@@ -43,6 +43,7 @@ def ask(message: dict[str, Any], budget: float = 0.15, deadline: Deadline | None
     budget = _within(budget, deadline)
     if budget <= 0 or not path.exists():
         return None
+    import json
     import socket
 
     end = time.monotonic() + budget
@@ -78,6 +79,8 @@ def answer(call: Call | None, deadline: Deadline | None = None) -> dict[str, Any
                 if not chunk:
                     break
                 buf += chunk
+        import json
+
         reply = json.loads(buf)
         return reply if isinstance(reply, dict) else None
     except (OSError, ValueError):
@@ -99,6 +102,7 @@ def notify(message: dict[str, Any], budget: float = 0.05, deadline: Deadline | N
     budget = _within(budget, deadline)
     if budget <= 0 or not path.exists():
         return False
+    import json
     import socket
 
     try:

@@ -305,11 +305,15 @@ def unhand(db: sqlite3.Connection, session: str, ids: list[str]) -> None:
                    "state = 'inflight'", (item, session))
 
 
-def peek(db: sqlite3.Connection, session: str) -> list[dict[str, Any]]:
-    """What waits for ``session``, without handing it out (the MCP ``check_inbox``)."""
-    rows = db.execute("SELECT id, sender, body, from_person, state FROM inbox WHERE to_session = ? AND state IN "
-                      "('queued', 'inflight', 'delivered') ORDER BY id", (session,)).fetchall()
-    return [{"id": r[0], "from": r[1], "state": r[4], "frame": frame(r[:4])} for r in rows]
+def peek(db: sqlite3.Connection, session: str, offset: int = 0, size: int | None = None
+         ) -> tuple[int, list[dict[str, Any]]]:
+    """What waits for ``session``, without handing it out (the MCP ``check_inbox``): how many, and the page of
+    ``size`` from ``offset`` (all of them when ``size`` is None), framed. Only the page's bodies are read."""
+    where = "FROM inbox WHERE to_session = ? AND state IN ('queued', 'inflight', 'delivered')"
+    (total,) = db.execute(f"SELECT count(*) {where}", (session,)).fetchone()
+    rows = db.execute(f"SELECT id, sender, body, from_person, state {where} ORDER BY id LIMIT ? OFFSET ?",
+                      (session, -1 if size is None else size, offset)).fetchall()
+    return total, [{"id": r[0], "from": r[1], "state": r[4], "frame": frame(r[:4])} for r in rows]
 
 
 def part_of(item: str) -> tuple[str, int, int, int] | None:

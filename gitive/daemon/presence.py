@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +44,14 @@ def _name_for(conn: sqlite3.Connection, key: str, base: str, taken: set[str]) ->
     return name
 
 
-def collect(conn: sqlite3.Connection, taken_by_peers: set[str], now: int | None = None) -> list[dict[str, Any]]:
-    """This machine's live sessions from the last 30 minutes of the event log (names made sticky in ``conn``)."""
+def collect(conn: sqlite3.Connection, taken_by_peers: set[str] | Callable[[], set[str]], now: int | None = None
+            ) -> list[dict[str, Any]]:
+    """This machine's live sessions from the last 30 minutes of the event log (names made sticky in ``conn``).
+
+    ``taken_by_peers``: the names this person's sessions on other machines use, which a new session's name must
+    avoid; a function giving them is called only when a session needs a name (reading peers' presence is most
+    of the cost of a call that finds every session named already).
+    """
     now = now if now is not None else now_ms()
     state: dict[str, dict[str, Any]] = {}
     for event in events.read(since_ms=now - LIVE_MS):
@@ -73,8 +80,10 @@ def collect(conn: sqlite3.Connection, taken_by_peers: set[str], now: int | None 
             item["files"].append(path)
             if (event.get("file") or {}).get("op") == "modify" and path not in item["modified"]:
                 item["modified"].append(path)
-    taken = set(taken_by_peers) | {r[0] for r in conn.execute(
-        "SELECT name FROM sessions WHERE last_seen > ?", (now - LIVE_MS,))}
+    taken = {r[0] for r in conn.execute("SELECT name FROM sessions WHERE last_seen > ?", (now - LIVE_MS,))}
+    later = taken_by_peers if callable(taken_by_peers) else None
+    if later is None:
+        taken |= set(taken_by_peers)
     out = []
     for key, item in sorted(state.items(), key=lambda kv: kv[1]["started"]):
         if item["ended"]:
@@ -82,11 +91,16 @@ def collect(conn: sqlite3.Connection, taken_by_peers: set[str], now: int | None 
         found = locate.find(item["cwd"]) if item["cwd"] else None
         root = str(found.toplevel) if found else None
         base = _slug(f"{Path(root or item['cwd'] or 'session').name}-{item['harness']}")
+        if later is not None and not conn.execute("SELECT 1 FROM sessions WHERE key = ?", (key,)).fetchone():
+            taken |= set(later())  # a new session: its name must avoid the peers' too
+            later = None
         name = _name_for(conn, key, base, taken - {r[0] for r in conn.execute(
             "SELECT name FROM sessions WHERE key = ?", (key,))})
         taken.add(name)
+        # Unchanged, the row is not written: a read (an MCP inbox check) then commits nothing and syncs no disk
         conn.execute("INSERT INTO sessions VALUES (?,?,?,?,?,?,?) ON CONFLICT(key) DO UPDATE SET "
-                     "last_seen = excluded.last_seen, repo = excluded.repo",
+                     "last_seen = excluded.last_seen, repo = excluded.repo "
+                     "WHERE last_seen IS NOT excluded.last_seen OR repo IS NOT excluded.repo",
                      (key, item["harness"], item["session_id"], name, root, item["started"], item["last_seen"]))
         branch, head = repos.head(root) if root else (None, None)
         out.append({

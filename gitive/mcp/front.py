@@ -158,7 +158,11 @@ class Front:
                 self.settled.notify_all()
 
     def write(self, message: dict[str, Any]) -> None:
-        data = json.dumps(clean(message), ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        try:
+            data = text.encode() + b"\n"
+        except UnicodeEncodeError:  # a lone surrogate somewhere: only then walk the whole message to replace it
+            data = json.dumps(clean(message), ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
         with self.lock:
             try:
                 self.out.write(data)

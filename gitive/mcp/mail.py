@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gitive.daemon import db as daemon_db
 from gitive.daemon import mailbox
@@ -16,6 +16,61 @@ def _context(repo: Path | str | None) -> tuple[Any, list[dict[str, Any]], set[st
     from gitive.daemon.service import team_view
 
     return team_view(repo)
+
+
+class Caller(NamedTuple):
+    """The calling session as this machine alone knows it: enough to read its inbox and claims."""
+
+    hive: Any
+    members: dict[str, dict[str, Any]]  # machine -> roster row, as the index last read it
+    person: str
+    name: str
+    sessions: list[dict[str, Any]]  # this machine's live sessions of the team (``daemon.presence.collect``)
+
+
+def caller(repo: Path | str | None, session: str | None, db: Any) -> Caller:
+    """The calling session, from this machine's own state: the roster as the index last read it (no catch-up
+    of new refs: what the inbox and claims hold is this machine's, and the daemon keeps the index current),
+    and the live sessions of the event log, on ``db`` (the daemon database). Peers' presence is read only if a
+    new session needs a name. With no index yet, the full team view (which builds it) answers.
+
+    Raises:
+        GitiveError: not an active member of the team, or no live session to act as.
+    """
+    import sqlite3
+
+    from gitive.daemon import presence
+    from gitive.daemon.service import _team_of
+    from gitive.errors import NoTeam
+    from gitive.index import db as index_db
+    from gitive.index import queries
+    from gitive.team import presence as team_presence
+    from gitive.team.hive import open_hive
+
+    hive = open_hive(repo)
+    try:
+        with index_db.connect(hive.index_path, readonly=True) as conn:
+            members = {m["machine"]: m for m in queries.members(conn)}
+    except sqlite3.Error:
+        members = {}
+    if not members:  # a new clone: the full view ingests the refs first
+        hive, rows, _, person = _context(repo)
+        name = _my_session(rows, person, hive, session)
+        return Caller(hive, {}, person, name, [r for r in rows if r["machine"] == hive.me])
+    me = members.get(hive.me)
+    if me is None or not me["active"]:
+        raise NoTeam("this machine is not an active member of the team; see `gitive team`")
+    person = me["person"]
+
+    def peer_names() -> set[str]:
+        return {s.get("name") for p in team_presence.peers(hive, members) if p.get("person") == person
+                for s in p.get("sessions") or [] if isinstance(s, dict) and s.get("name")}
+
+    here = str(hive.project.workdir or "").rstrip("/")  # a session in this very repository: no second look
+    sessions = [s for s in presence.collect(db, peer_names)
+                if (here and s.get("repo") == here) or _team_of(s.get("repo")) == hive.team_id]
+    rows = [s | {"machine": hive.me, "live": True} for s in sessions]  # collect keeps the live ones only
+    return Caller(hive, members, person, _my_session(rows, person, hive, session), sessions)
 
 
 def _my_session(rows: list[dict[str, Any]], person: str, hive: Any, session: str | None) -> str:
@@ -73,16 +128,16 @@ def check_inbox(repo: Path | str | None, *, session: str | None = None, mark_rea
                 limit: int = 20, offset: int = 0) -> dict[str, Any]:
     """Peek at what waits for the calling session (nothing is consumed), one page of at most
     :data:`MAX_PAGE`; ``mark_read`` confirms ids read."""
-    hive, rows, _, person = _context(repo)
-    name = _my_session(rows, person, hive, session)
-    with daemon_db.connect() as db:
-        confirmed = mailbox.confirm(hive, db, list(mark_read or []), name, "read") if mark_read else []
-        waiting = [m for m in mailbox.peek(db, name) if m["id"] not in confirmed]
     size, offset = max(1, min(limit, MAX_PAGE)), max(0, offset)
+    with daemon_db.connect() as db:
+        me = caller(repo, session, db)
+        name = me.name
+        confirmed = mailbox.confirm(me.hive, db, list(mark_read or []), name, "read") if mark_read else []
+        total, page = mailbox.peek(db, name, offset, size)  # read ones have left the inbox's waiting states
     items = [{"id": m["id"], "from": m["from"], "state": m["state"], "frame": m["frame"]}  # built defanged
-             for m in waiting[offset:offset + size]]
-    return {"session": f"{person}/{name}", "messages": items, "marked_read": confirmed, "total": len(waiting),
-            "offset": offset, "next_offset": offset + size if len(waiting) > offset + size else None,
+             for m in page]
+    return {"session": f"{me.person}/{name}", "messages": items, "marked_read": confirmed, "total": total,
+            "offset": offset, "next_offset": offset + size if total > offset + size else None,
             "note": "peeking consumes nothing; pass mark_read=[ids] once you have read them"}
 
 

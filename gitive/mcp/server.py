@@ -96,7 +96,10 @@ def _refuse(item: Any, exc: ValueError, send: Callable[[dict[str, Any]], None]) 
 def _warm(repo: Path | str | None, stop: threading.Event) -> None:
     """Say on stderr (the harness's MCP log) when the repository is not a gitive hive (tool calls give the same
     reason); else bring the index up to date and hold it open until ``stop`` (see ``index_kept_open``), so the
-    first call finds it migrated and pygit2 loaded."""
+    first call finds it migrated and pygit2 loaded, and hold this machine's daemon database open the same way:
+    without it, each mail or claim call closed the last connection to ``daemon.sqlite``, and SQLite then
+    checkpointed and deleted its write-ahead log, two disk syncs a call."""
+    from gitive.daemon import db as daemon_db
     from gitive.errors import GitiveError
     from gitive.mcp.memory import index_kept_open
     from gitive.team.hive import open_hive
@@ -106,5 +109,6 @@ def _warm(repo: Path | str | None, stop: threading.Event) -> None:
     except GitiveError as exc:
         print(f"gitive mcp: {exc}", file=sys.stderr)
         return
-    with index_kept_open(repo):
+    with index_kept_open(repo), daemon_db.connect() as held:
+        held.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # open the log and shared memory
         stop.wait()

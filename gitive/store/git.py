@@ -7,11 +7,13 @@ proxies apply exactly as they do for ``git fetch``.
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
 from gitive.errors import GitCommandError
+
+# subprocess (with threading, signal and selectors, ~5 ms) loads at the first ``run``: the no-op sync's fetch
+# goes through ``output``, which needs only os and select.
 
 # Hooks run with GIT_DIR, GIT_INDEX_FILE and friends set for the outer repository; a git command we
 # start for another repository (a team store, a remote) must not inherit them.
@@ -41,6 +43,8 @@ def run(
     Raises:
         GitCommandError: the command exited non-zero and ``check`` is true, or git timed out.
     """
+    import subprocess
+
     cmd = ("git", *args)
     try:
         proc = subprocess.run(
@@ -54,6 +58,55 @@ def run(
     if check and proc.returncode != 0:
         raise GitCommandError(cmd, proc.returncode, out, err)
     return proc.returncode, out, err
+
+
+def output(args: Sequence[str], cwd: Path | str, timeout: float) -> tuple[int, bytes]:
+    """The exit status and standard output of ``git -C <cwd> <args>``, its input empty and its errors
+    discarded; (-1, b"") when it ran past ``timeout`` seconds (it is killed) or could not start.
+
+    Spawned with ``posix_spawn`` and read through a pipe, without loading ``subprocess``: the no-op sync's probe
+    of its remotes, where the interpreter's imports are most of gitive's own cost. Falls back to :func:`run`
+    where the platform has no ``posix_spawn``.
+    """
+    if not hasattr(os, "posix_spawnp"):
+        try:
+            code, out, _ = run(args, cwd, check=False, timeout=timeout)
+        except (GitCommandError, OSError):
+            return -1, b""
+        return code, out.encode()
+    import select
+    import time
+
+    end = time.monotonic() + timeout
+    read, write = os.pipe()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        pid = os.posix_spawnp("git", ["git", "-C", str(cwd), *args], no_git_env(),
+                              file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 0), (os.POSIX_SPAWN_DUP2, write, 1),
+                                            (os.POSIX_SPAWN_DUP2, devnull, 2)])
+    except OSError:
+        os.close(read)
+        return -1, b""
+    finally:
+        os.close(devnull)
+        os.close(write)
+    chunks = []
+    try:
+        poll = select.poll()
+        poll.register(read, select.POLLIN)
+        while True:
+            left = end - time.monotonic()
+            if left <= 0 or not poll.poll(left * 1000):
+                os.kill(pid, 9)  # SIGKILL, as subprocess.run does on a timeout
+                os.waitpid(pid, 0)
+                return -1, b""
+            chunk = os.read(read, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(read)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), b"".join(chunks)
 
 
 def zsplit(text: str) -> list[str]:

@@ -19,15 +19,18 @@ sync. This module imports only the standard library at load time: the fast no-op
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
+from collections import namedtuple
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitive.constants import LOOSE_OBJECTS_PACK_THRESHOLD, LOOSE_REFS_PACK_THRESHOLD, UPKEEP_LOOSE_GROWTH
 
+# typing (~5 ms) and json load only where needed: the no-op sync reads the schedule through ``due``
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+
     import pygit2
 
 STATE_FILE = Path("gitive") / "upkeep.json"
@@ -35,19 +38,22 @@ STATE_FILE = Path("gitive") / "upkeep.json"
 # grace is kept, so upkeep never deletes what a concurrent writer is about to point at.
 GRACE = "5.minutes.ago"
 GC_GRACE = "10.seconds.ago"
-_HIVE_EMAIL = re.compile(rb"^(author|committer) [0-9a-f]{16} <[0-9a-f]{64}@hive> ", re.MULTILINE)
+_HIVE_EMAIL = rb"^(author|committer) [0-9a-f]{16} <[0-9a-f]{64}@hive> "  # compiled where used (re caches it)
 
 
-class Health(NamedTuple):
-    loose_objects: int  # estimated from a sample of fan-out folders, as `git gc --auto` does from one
-    loose_refs: int
+if TYPE_CHECKING:
+    class Health(NamedTuple):
+        loose_objects: int  # estimated from a sample of fan-out folders, as `git gc --auto` does from one
+        loose_refs: int
 
-
-class Upkeep(NamedTuple):
-    packed: bool
-    pruned: int  # unreachable gitive objects deleted
-    before: Health
-    after: Health
+    class Upkeep(NamedTuple):
+        packed: bool
+        pruned: int  # unreachable gitive objects deleted
+        before: Health
+        after: Health
+else:
+    Health = namedtuple("Health", "loose_objects loose_refs")
+    Upkeep = namedtuple("Upkeep", "packed pruned before after")
 
 
 _SAMPLE = [f"{i:x}{i:x}" for i in range(16)]  # 16 of the 256 fan-out folders: 0.3 ms, within ~10% at 2,000
@@ -80,8 +86,14 @@ def health(repo: pygit2.Repository | Path | str) -> Health:
 def last_upkeep(repo: pygit2.Repository | Path | str) -> dict[str, Any]:
     """What the last upkeep left (``at`` ms, ``loose_objects``, ``pruned``), or {} if it never ran here."""
     try:
-        value = json.loads((_gitdir(repo) / STATE_FILE).read_text())
-    except (OSError, ValueError):
+        text = (_gitdir(repo) / STATE_FILE).read_text()
+    except OSError:
+        return {}
+    import json
+
+    try:
+        value = json.loads(text)
+    except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
 
@@ -95,6 +107,8 @@ def due(repo: pygit2.Repository | Path | str, h: Health | None = None) -> bool:
 
 
 def _remember(repo: pygit2.Repository | Path | str, result: Upkeep) -> None:
+    import json
+
     from gitive.core.clock import now_ms
 
     path = _gitdir(repo) / STATE_FILE
@@ -126,7 +140,7 @@ def hive_garbage(repo: pygit2.Repository, expire: str = GRACE) -> set[str]:
     gitdir = Path(repo.path)
     loose = _unreachable(gitdir, expire)
     roots = [oid for oid, kind in loose.items()
-             if kind == "commit" and _HIVE_EMAIL.search(repo.odb.read(oid)[1][:400])]
+             if kind == "commit" and re.search(_HIVE_EMAIL, repo.odb.read(oid)[1][:400], re.MULTILINE)]
     garbage: set[str] = set()
     stack: list[str] = roots
     while stack:
@@ -210,12 +224,15 @@ def prune(repo: pygit2.Repository) -> Upkeep:
     return result
 
 
-class RemoteUpkeep(NamedTuple):
-    """What can be seen of a remote's own upkeep (only for one reached by a local path)."""
+class RemoteUpkeep(namedtuple("RemoteUpkeep", "path loose_objects auto_gc")):
+    """What can be seen of a remote's own upkeep (only for one reached by a local path): its ``path``, its
+    ``loose_objects``, and ``auto_gc``: git on the server packs by itself after pushes (receive.autogc and
+    gc.auto not 0)."""
 
+    __slots__ = ()
     path: str
     loose_objects: int
-    auto_gc: bool  # git on the server packs by itself after pushes (receive.autogc and gc.auto not 0)
+    auto_gc: bool
 
     @property
     def unpacked(self) -> bool:

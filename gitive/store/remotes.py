@@ -2,15 +2,18 @@
 
 ``store.sync.plan_remotes`` feeds it from pygit2, the no-op sync fast path from git's config file; ``doctor``
 and ``status`` show its answer, so all of them agree by construction. The plain fetch of a remote's hive refs
-that the fast path runs is here too, through the one git helper.
+that the fast path lists is here too, through the one git helper.
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
 from pathlib import Path
-from typing import NamedTuple
 
-from gitive.errors import GitCommandError
+# typing costs the no-op sync about 5 ms to import; with postponed annotations it is needed only by checkers
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
 
 KEY_REMOTE = "hive.remote"  # multi-valued; when set, exactly these remotes sync
 # Versions before 2026-12 wrote hive.remote themselves (every remote at init) and never told anyone to set it,
@@ -25,28 +28,38 @@ def fetch_refspec(remote: str) -> str:
     return f"+refs/hive/*:{REMOTES_PREFIX}{remote}/*"
 
 
-def fetch_hive(top: Path, remote: str, timeout: float = 120) -> bool:
-    """Fetch ``remote``'s hive refs into ``refs/hive-remotes/<remote>/`` of the repository at ``top`` (no
-    tags, no FETCH_HEAD); false when git failed, timed out or could not start (nothing is verified here)."""
-    # subprocess loads only for a fetch, not with the decision above
+def advertised(top: Path, remote: str, timeout: float = 120) -> dict[str, str] | None:
+    """The hive refs ``remote`` advertises (name -> tip), as ``git ls-remote`` lists them from the repository
+    at ``top``; None when git failed, timed out or could not start.
+
+    The no-op sync's probe: when every one equals this repository's ``refs/hive-remotes/<remote>/`` copy, a
+    fetch would change nothing. It costs about half a no-op fetch (no ref update, no connectivity check, no
+    auto maintenance), and over protocol v2 the remote sends only the refs under ``refs/hive/``.
+    """
     from gitive.store import git
 
-    try:
-        code, _, _ = git.run(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote,
-                              fetch_refspec(remote)], cwd=top, check=False, timeout=timeout)
-    except (GitCommandError, OSError):
-        return False
-    return code == 0
+    code, out = git.output(["ls-remote", "--refs", remote, "refs/hive/*"], top, timeout)
+    if code != 0:
+        return None
+    found = {}
+    for line in out.decode("utf-8", "replace").splitlines():
+        tip, _, name = line.partition("\t")
+        if name.startswith("refs/hive/"):  # ls-remote matches patterns at a name's tail
+            found[name] = tip
+    return found
 
 
-class RemotePlan(NamedTuple):
-    """Which remotes sync uses in one repository, and why the others are left out."""
+if TYPE_CHECKING:
+    class RemotePlan(NamedTuple):
+        """Which remotes sync uses in one repository, and why the others are left out."""
 
-    chosen: list[str]  # the remotes sync fetches from and pushes to, in this order
-    explicit: bool  # chosen by ``hive.remote`` (else: every remote with the hive fetch refspec)
-    skipped: list[str]  # remotes with the hive refspec that ``hive.remote`` leaves out
-    without_refspec: list[str]  # remotes that carry no hive refs and are not chosen
-    unknown: list[str]  # ``hive.remote`` names that are not remotes of the repository
+        chosen: list[str]  # the remotes sync fetches from and pushes to, in this order
+        explicit: bool  # chosen by ``hive.remote`` (else: every remote with the hive fetch refspec)
+        skipped: list[str]  # remotes with the hive refspec that ``hive.remote`` leaves out
+        without_refspec: list[str]  # remotes that carry no hive refs and are not chosen
+        unknown: list[str]  # ``hive.remote`` names that are not remotes of the repository
+else:
+    RemotePlan = namedtuple("RemotePlan", "chosen explicit skipped without_refspec unknown")
 
 
 def choose(names: list[str], fetch_specs: dict[str, list[str]], configured: list[str]) -> RemotePlan:

@@ -240,3 +240,18 @@ def test_a_signal_from_the_client_ends_the_server_at_once(team: Team, sig: signa
     took = time.perf_counter() - sent
     proc.communicate()
     assert code == 0 and took < 0.5, f"exit {code} {took * 1000:.0f} ms after {sig.name}"
+
+
+def test_an_answer_with_a_lone_surrogate_goes_out_as_utf8(tmp_path: Path) -> None:
+    import io
+
+    from gitive.mcp.front import Front
+
+    out = io.BytesIO()
+    front = Front(tmp_path, out)
+    front.write({"jsonrpc": "2.0", "id": 1, "result": {"text": "ok \ud800 é", "\udfff": ["日本"]}})
+    front.write({"jsonrpc": "2.0", "id": 2, "result": {"text": "plain é 日本"}})
+    first, second = out.getvalue().decode("utf-8").splitlines()  # strict: every byte is UTF-8
+    assert json.loads(first)["result"] == {"text": "ok \ufffd é", "\ufffd": ["日本"]}
+    assert json.loads(second)["result"] == {"text": "plain é 日本"}
+    assert "\\u" not in second  # not escaped to ASCII: the same bytes as before

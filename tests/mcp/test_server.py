@@ -242,3 +242,27 @@ def _catalog(machine: Machine, lesson: str) -> dict[str, Any]:
         hive = open_hive(machine.clone)
         with fresh_index(hive) as (conn, _):
             return catalog.get(conn, lesson)
+
+
+async def test_mail_and_claim_calls_keep_the_daemon_database_open(team: Team) -> None:
+    """Each call opens and closes its own connection; the server holds one more, idle, so that SQLite does not
+    checkpoint and delete the write-ahead log (two disk syncs) at the end of every call."""
+    import time
+
+    import anyio
+
+    from tests.mcp.conftest import refresh_sessions
+
+    refresh_sessions(team)
+    me = live.session_address(team.alice, "claude-s1")
+    wal = team.alice.home / "daemon.sqlite-wal"
+    async with client(team.alice, mode="legacy") as c:
+        deadline = time.monotonic() + 60  # the server holds it once its SDK has loaded, behind the first call
+        while True:
+            inbox = await c.call_tool("check_inbox", {"session": me})
+            claimed = await c.call_tool("claim_files", {"paths": [INVOICE_FILE], "minutes": 0, "session": me})
+            assert not inbox.is_error and not claimed.is_error, (_text(inbox), _text(claimed))
+            if wal.exists() or time.monotonic() > deadline:
+                break
+            await anyio.sleep(0.2)
+        assert wal.exists()  # the calls' connections have closed, and the log is still there

@@ -65,3 +65,27 @@ def test_run_times_out_as_a_git_command_error(git_repo: Path) -> None:
 def test_zsplit() -> None:
     assert git.zsplit("a\0b c\0\0") == ["a", "b c"]
     assert git.zsplit("") == []
+
+
+def test_output_gives_the_exit_code_and_stdout_only(git_repo: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    capfd: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("GIT_DIR", str(tmp_path / "nowhere"))  # an outer repository's, as in a hook: ignored
+    head = git.run(["rev-parse", "HEAD"], cwd=git_repo)[1]
+    assert git.output(["rev-parse", "--verify", "HEAD"], git_repo, timeout=30) == (0, head.encode())
+    assert git.output(["rev-parse", "--verify", "no-such-ref"], git_repo, timeout=30) == (128, b"")
+    assert capfd.readouterr() == ("", "")  # stderr discarded, nothing leaks to this process's streams
+    big = git.output(["-c", "alias.big=!head -c 300000 /dev/zero", "big"], git_repo, timeout=30)
+    assert big == (0, bytes(300_000))  # more than a pipe holds: read while git writes
+
+
+def test_output_kills_a_command_past_its_timeout(git_repo: Path) -> None:
+    import time
+
+    start = time.monotonic()
+    assert git.output(["-c", "alias.slow=!sleep 30", "slow"], git_repo, timeout=0.5) == (-1, b"")
+    assert time.monotonic() - start < 20
+
+
+def test_output_of_a_folder_that_is_not_a_repository_is_a_failure(tmp_path: Path) -> None:
+    assert git.output(["rev-parse", "--verify", "HEAD"], tmp_path / "missing", timeout=30)[0] not in (0, -1)
