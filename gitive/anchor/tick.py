@@ -78,6 +78,7 @@ class Anchor:
     inline: bool = False  # prepared work runs inside the tick (`gitive anchor run --once`), not on threads
     prepared_work: Any = None  # gitive.anchor.prepared.work.Work, made at the first tick that has a task
     _watching: list[tuple[Repo, str, str]] | None = None  # this tick's watch list (watching())
+    _watch_list: tuple[Any, list[tuple[Repo, str, str]]] | None = None  # (the config file's stat, its watch list)
 
     def keep_open(self) -> None:
         """Hold an idle connection to the index and to the state database between ticks: SQLite deletes a
@@ -112,12 +113,25 @@ class Anchor:
         once a tick (:func:`tick` forgets it at its start), where four steps each read the git config again."""
         if self._watching is not None:
             return self._watching
+        mark = _stat(self.hive.common_dir / "config")  # remotes live in it: a tick with it unchanged reads nothing
+        if mark is not None and self._watch_list is not None and self._watch_list[0] == mark:
+            self._watching = self._watch_list[1]
+            return self._watching
         from gitive.team.projects import normalize_url
 
         project = self.hive.project
         names = self.hive.sync_remotes(project) or repos.remotes(project)
         self._watching = [(project, r, normalize_url(repos.remote_url(project, r) or r)) for r in names]
+        self._watch_list = (mark, self._watching)
         return self._watching
+
+
+def _stat(path: Any) -> tuple[int, int, int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_mtime_ns, found.st_size, found.st_ino
 
 
 def _fetch(anchor: Anchor, report: TickReport) -> list[tuple[Repo, str]]:
@@ -142,7 +156,7 @@ def _fetch(anchor: Anchor, report: TickReport) -> list[tuple[Repo, str]]:
 
 
 def _collect(anchor: Anchor, index: sqlite3.Connection, st: sqlite3.Connection, now: int,
-             report: TickReport) -> sources.Batch:
+             report: TickReport, presence: dict[str, Any]) -> sources.Batch:
     batch = sources.Batch()
     sources.logs(index, st, batch)
     for repo in anchor.hive.shared_stores():
@@ -151,7 +165,8 @@ def _collect(anchor: Anchor, index: sqlite3.Connection, st: sqlite3.Connection, 
     for repo, remote, label in anchor.watching():
         sources.watched(repo, remote, label, st, batch, now, anchor._snapshots[repo.path])
     members = {m: (p, bool(a)) for m, p, a in index.execute("SELECT machine, person, active FROM members")}
-    sources.presence(anchor.hive.shared_stores(), anchor.hive.team_id, members, st, batch, now, anchor._snapshots)
+    sources.presence(anchor.hive.shared_stores(), anchor.hive.team_id, members, st, batch, now, anchor._snapshots,
+                     presence)
     last = state.get(st, "clock")
     if last is not None and now > last:
         passing = table.open_obligations(index, "AND ((deadline > ? AND deadline <= ?) OR (expires > ? AND "
@@ -266,8 +281,11 @@ def tick(anchor: Anchor, *, fetch: bool = True, gate: Gate | None = None) -> Tic
         if not anchor._reconciled:
             _reconcile(anchor, index, gate)
             anchor._reconciled = True
-        batch = _collect(anchor, index, st, now, report)
-        ctx = Tick(anchor, index, st, gate, now, report, batch.events, batch.counts)
+        presence = state.presence(st)  # parsed once a tick: the sources read it, the steps read it as saved
+        batch = _collect(anchor, index, st, now, report, presence)
+        presence.update((key[len(state.PRESENCE):], value) for key, value in batch.cursors.items()
+                        if key.startswith(state.PRESENCE))
+        ctx = Tick(anchor, index, st, gate, now, report, batch.events, batch.counts, presence=presence)
         for step in INTAKE:
             step.run(ctx)
         done = table.fired(index)

@@ -71,6 +71,11 @@ STEPS: list[tuple[str, str]] = [
         CREATE INDEX gate_decisions_attention ON gate_decisions(day, person, source, item)
             WHERE branch = 'attention'
     """),
+    # Each person's last digest note (digest.due, every tick, for every person): without it, a scan of the whole
+    # mirror per person per tick, which grows with every decision ever mirrored.
+    ("0005-gate-last-note", """
+        CREATE INDEX gate_decisions_note ON gate_decisions(person, at) WHERE branch = 'note'
+    """),
 ]
 
 
@@ -93,6 +98,14 @@ def get_prefix(conn: sqlite3.Connection, prefix: str) -> dict[str, Any]:
     rows = conn.execute("SELECT source, value FROM cursors WHERE source >= ? AND source < ?",
                         (prefix, prefix + "\uffff"))
     return {source[len(prefix):]: json.loads(value) for source, value in rows}
+
+
+PRESENCE = "presence:"
+
+
+def presence(conn: sqlite3.Connection, known: dict[str, Any] | None = None) -> dict[str, Any]:
+    """machine -> the presence the tick last saw of it; ``known`` when the caller (the tick) has it parsed."""
+    return known if known is not None else get_prefix(conn, PRESENCE)
 
 
 def put(conn: sqlite3.Connection, source: str, value: Any, at: int) -> None:

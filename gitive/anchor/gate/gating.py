@@ -67,6 +67,7 @@ class Gate:
         self._owners: dict[str, str] | None = None  # obligation id -> owner, read once per run
         self._offered: dict[str, tuple[Candidate, dict[str, Any] | None]] = {}  # this run's, by id
         self._known = ledger.Known()  # what the mirror says of the tick's candidates (prior_decisions)
+        self._presence: dict[str, Any] | None = None  # the tick's presence cursors (run())
 
     # --- candidates ---------------------------------------------------------------------------------------
 
@@ -108,9 +109,11 @@ class Gate:
 
     # --- one tick -----------------------------------------------------------------------------------------
 
-    def run(self, now: int, changed: bool = True) -> GateReport:
-        """Decide every candidate due; ``changed`` false (nothing ingested) skips re-reading the index."""
+    def run(self, now: int, changed: bool = True, presence: dict[str, Any] | None = None) -> GateReport:
+        """Decide every candidate due; ``changed`` false (nothing ingested) skips re-reading the index.
+        ``presence``: the tick's parsed presence cursors, when it has them."""
         report = GateReport()
+        self._presence = presence
         with _transaction(self.st):  # one commit for the mirror and the intake, not one per row
             if changed or state.get(self.st, "gate-mirror-ready") is None:
                 ledger.mirror(self.index, self.st, self._prefs())
@@ -157,7 +160,7 @@ class Gate:
     def _context(self, now: int) -> Context:
         live = {p: v for p, (v, _) in gestures.live_people(self.index, self.hive.team_id).items()}
         obligations = {ob["id"]: ob for ob in table.rows(self.index, "WHERE state = 'open'")}
-        facts = Facts(obligations, _waiting(self.st, self.index), self.watch, _drafts(self.index))
+        facts = Facts(obligations, _waiting(self.st, self.index, self._presence), self.watch, _drafts(self.index))
         window = now - DUPLICATE_WINDOW_MS
 
         def seen(c: Candidate, person: str) -> tuple[str, str] | None:
@@ -366,11 +369,11 @@ def _fallback(index: sqlite3.Connection, c: Candidate) -> str | None:
     return row[0] if row else None
 
 
-def _waiting(st: sqlite3.Connection, index: sqlite3.Connection) -> set[str]:
+def _waiting(st: sqlite3.Connection, index: sqlite3.Connection, presence: dict[str, Any] | None = None) -> set[str]:
     """person/session of every session that waits for approval, from the presence the tick last read."""
     persons = dict(index.execute("SELECT machine, person FROM members").fetchall())
     out = set()
-    for machine, cursor in state.get_prefix(st, "presence:").items():
+    for machine, cursor in state.presence(st, presence).items():
         for name, session in (cursor.get("sessions") or {}).items():
             if isinstance(session, dict) and session.get("turn") == "waiting_approval" and machine in persons:
                 out.add(f"{persons[machine]}/{name}")
@@ -406,7 +409,7 @@ class RunGate:
         open_count = len(table.open_obligations(tick.index)) if tick.events else 0
         digests.record_checked(tick.state, tick.now, sum(tick.counts.values()), tick.report.evaluations,
                                open_count, tick.counts.get("watcher", 0))
-        found = tick.gate.run(tick.now, tick.changed)
+        found = tick.gate.run(tick.now, tick.changed, tick.presence)
         if found.decided:
             tick.report.gate = {"decided": found.decided, "delivered": found.delivered,
                                 "decisions": found.decisions}
