@@ -50,9 +50,11 @@ def _roles(index: sqlite3.Connection) -> dict[str, str]:
     return dict(index.execute("SELECT machine, role FROM members").fetchall())
 
 
-def logs(index: sqlite3.Connection, st: sqlite3.Connection, batch: Batch) -> None:
-    """Verified entries past each log's cursor (one comparison per log when nothing is new)."""
-    seen = state.get_prefix(st, "log:")
+def logs(index: sqlite3.Connection, st: sqlite3.Connection, batch: Batch,
+         parsed: dict[str, tuple[str, Any]] | None = None) -> None:
+    """Verified entries past each log's cursor (one comparison per log when nothing is new; ``parsed``: the
+    cursors as last parsed, :func:`state.get_prefix`)."""
+    seen = state.get_prefix(st, "log:", parsed)
     moved = [(a, log_, hwm) for a, log_, hwm in index.execute("SELECT author, log, hwm FROM logs")
              if hwm > seen.get(f"{a}/{log_}", 0)]
     if not moved:

@@ -79,6 +79,8 @@ class Anchor:
     prepared_work: Any = None  # gitive.anchor.prepared.work.Work, made at the first tick that has a task
     _watching: list[tuple[Repo, str, str]] | None = None  # this tick's watch list (watching())
     _watch_list: tuple[Any, list[tuple[Repo, str, str]]] | None = None  # (the config file's stat, its watch list)
+    _gate_memory: dict[str, Any] = field(default_factory=dict)  # what the gate keeps between ticks (Gate)
+    _cursors: dict[str, tuple[str, Any]] = field(default_factory=dict)  # state.get_prefix's parsed cursors
 
     def keep_open(self) -> None:
         """Hold an idle connection to the index and to the state database between ticks: SQLite deletes a
@@ -158,7 +160,7 @@ def _fetch(anchor: Anchor, report: TickReport) -> list[tuple[Repo, str]]:
 def _collect(anchor: Anchor, index: sqlite3.Connection, st: sqlite3.Connection, now: int,
              report: TickReport, presence: dict[str, Any]) -> sources.Batch:
     batch = sources.Batch()
-    sources.logs(index, st, batch)
+    sources.logs(index, st, batch, anchor._cursors)
     for repo in anchor.hive.shared_stores():
         if repo.path not in anchor._snapshots:  # not fetched this tick (or its fetch failed): list its refs now
             anchor._snapshots[repo.path] = refs.tips(repo, "refs/")
@@ -281,7 +283,9 @@ def tick(anchor: Anchor, *, fetch: bool = True, gate: Gate | None = None) -> Tic
         if not anchor._reconciled:
             _reconcile(anchor, index, gate)
             anchor._reconciled = True
-        presence = state.presence(st)  # parsed once a tick: the sources read it, the steps read it as saved
+        # parsed once a tick (and only the cursors whose text changed): the sources read it, the steps read it as
+        # the tick saved it
+        presence = state.presence(st, parsed=anchor._cursors)
         batch = _collect(anchor, index, st, now, report, presence)
         presence.update((key[len(state.PRESENCE):], value) for key, value in batch.cursors.items()
                         if key.startswith(state.PRESENCE))
@@ -325,7 +329,7 @@ def tick(anchor: Anchor, *, fetch: bool = True, gate: Gate | None = None) -> Tic
 
 
 def _gate(anchor: Anchor, st: sqlite3.Connection, index: sqlite3.Connection) -> Gate:
-    return Gating(anchor.hive, st, index)
+    return Gating(anchor.hive, st, index, anchor._gate_memory)
 
 
 # Steps of the rooms, each a small object below the tick (gitive.anchor.base.context.Step): what the tick offers

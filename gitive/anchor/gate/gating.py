@@ -56,8 +56,12 @@ class GateReport:
 class Gate:
     """Implements the tick's :class:`~gitive.anchor.base.context.Gate` protocol and decides at the end of the tick."""
 
-    def __init__(self, hive: Hive, st: sqlite3.Connection, index: sqlite3.Connection) -> None:
+    def __init__(self, hive: Hive, st: sqlite3.Connection, index: sqlite3.Connection,
+                 memory: dict[str, Any] | None = None) -> None:
         self.hive, self.st, self.index = hive, st, index
+        # What the run keeps between ticks (the tick's Anchor holds it): everyone's preferences and the active
+        # people as the index last gave them, reused by a tick that ingested nothing (``run(changed=False)``).
+        self._memory = memory if memory is not None else {}
         self.me = hive.me
         self.watch: dict[str, dict[str, Any]] = {}
         self._queue = Queue(st)
@@ -114,6 +118,10 @@ class Gate:
         ``presence``: the tick's parsed presence cursors, when it has them."""
         report = GateReport()
         self._presence = presence
+        if changed:
+            self._memory.clear()  # entries came in: preferences and the roster may have changed
+        elif "prefs" in self._memory:
+            self._prefs_cache = self._memory["prefs"]
         with _transaction(self.st):  # one commit for the mirror and the intake, not one per row
             if changed or state.get(self.st, "gate-mirror-ready") is None:
                 ledger.mirror(self.index, self.st, self._prefs())
@@ -124,7 +132,10 @@ class Gate:
         due = self.st.execute("SELECT id, person, data, state FROM gate_items WHERE state = 'new' OR "
                               "(state = 'held' AND until <= ?) ORDER BY offered, id LIMIT ?",
                               (now, MAX_BATCH)).fetchall()
-        people = items.active_people(self.index)
+        people = self._memory.get("people")
+        if people is None:
+            people = self._memory["people"] = items.active_people(self.index)
+        self._memory["prefs"] = self._prefs()
         digest_due = digests.due(self.st, self.index, people, self._prefs(), now)
         if not due and not digest_due:
             return report
