@@ -81,6 +81,7 @@ class Anchor:
     _watch_list: tuple[Any, list[tuple[Repo, str, str]]] | None = None  # (the config file's stat, its watch list)
     _gate_memory: dict[str, Any] = field(default_factory=dict)  # what the gate keeps between ticks (Gate)
     _cursors: dict[str, tuple[str, Any]] = field(default_factory=dict)  # state.get_prefix's parsed cursors
+    _key: Any = None  # this tick's writing key (writing_key())
 
     def keep_open(self) -> None:
         """Hold an idle connection to the index and to the state database between ticks: SQLite deletes a
@@ -109,6 +110,13 @@ class Anchor:
         if self._evaluator is None or self._evaluator[0] != mark:
             self._evaluator = (mark, Evaluator(open_obs, self.config.watcher_names))
         return self._evaluator[1]
+
+    def writing_key(self) -> Any:
+        """The machine key for this tick's records, checked once a tick (``Hive.key`` reads the store's config
+        for a removal on every call; the tick's ingest is what could record one, and it ran before)."""
+        if self._key is None:
+            self._key = self.hive.key
+        return self._key
 
     def watching(self) -> list[tuple[Repo, str, str]]:
         """(project store, remote, repository label) for each remote whose branches the anchor watches; read
@@ -209,7 +217,7 @@ def _fire(anchor: Anchor, gate: Gate, ob: dict[str, Any], reason: str, due: int,
     if event:
         record["event"] = event
     hive = anchor.hive
-    logs.append(hive.store, hive.key, hive.team_id, "ledger", TEAM_SCOPE, record, at=now)
+    logs.append(hive.store, anchor.writing_key(), hive.team_id, "ledger", TEAM_SCOPE, record, at=now)
     gate.offer(item)
     report.fired.append(item.as_dict())
     delay = os.environ.get(STEP_DELAY)
@@ -263,7 +271,7 @@ def _verdicts(anchor: Anchor, index: sqlite3.Connection, evaluator: Evaluator | 
     for key, (value, reason) in sorted(wanted.items()):
         if known.get(key, ("unsatisfied", "")) == (value, reason) or (key not in known and value == "unsatisfied"):
             continue
-        logs.append(hive.store, hive.key, hive.team_id, "ledger", TEAM_SCOPE,
+        logs.append(hive.store, anchor.writing_key(), hive.team_id, "ledger", TEAM_SCOPE,
                     {"type": "verdict", "obligation": key, "value": value, "reason": reason[:500]}, at=now)
         report.verdicts.append({"obligation": key, "value": value, "reason": reason})
 
@@ -274,6 +282,7 @@ def tick(anchor: Anchor, *, fetch: bool = True, gate: Gate | None = None) -> Tic
     now = now_ms()
     report = TickReport(at=now)
     anchor._watching = None  # the config may have changed between ticks
+    anchor._key = None  # so may the roster (a removal): the key is checked again after this tick's ingest
     if not fetch:
         anchor._snapshots = {}
     reached = _fetch(anchor, report) if fetch else []
