@@ -223,7 +223,7 @@ def test_merge_commit_bisects_to_what_the_walk_finds(tmp_path_factory: pytest.Te
             main = commit([main], f"main {n}")
     line = watch.first_parent_line(repo, main, old)
     for tip in tips:
-        if tip == old or not repo.descendant_of(main, tip) and tip != main:
+        if tip == old or (tip != main and not repo.descendant_of(main, tip)):
             continue
         expected = _walked_merge_commit(repo, main, tip, old)
         assert watch.merge_commit(repo, main, tip, old) == expected
