@@ -60,7 +60,7 @@ class Gate:
                  memory: dict[str, Any] | None = None) -> None:
         self.hive, self.st, self.index = hive, st, index
         # What the run keeps between ticks (the tick's Anchor holds it): everyone's preferences and the active
-        # people as the index last gave them, reused by a tick that ingested nothing (``run(changed=False)``).
+        # people as the index gave them, reused while the index holds the same entries and roster (_index_mark).
         self._memory = memory if memory is not None else {}
         self.me = hive.me
         self.watch: dict[str, dict[str, Any]] = {}
@@ -118,8 +118,10 @@ class Gate:
         ``presence``: the tick's parsed presence cursors, when it has them."""
         report = GateReport()
         self._presence = presence
-        if changed:
-            self._memory.clear()  # entries came in: preferences and the roster may have changed
+        mark = self._index_mark()
+        if self._memory.get("mark") != mark:  # entries came in, or the roster or keys changed: read them again
+            self._memory.clear()
+            self._memory["mark"] = mark
         elif "prefs" in self._memory:
             self._prefs_cache = self._memory["prefs"]
         with _transaction(self.st):  # one commit for the mirror and the intake, not one per row
@@ -162,6 +164,12 @@ class Gate:
             self._note(d, ctx)
         self._write(now, report)
         return report
+
+    def _index_mark(self) -> tuple[Any, ...]:
+        """Changes when the index gains an entry, or its roster, person keys or exemptions change (the
+        obligation tables' fingerprint, which counts those, as the tick's refresh left it)."""
+        newest = self.index.execute("SELECT MAX(rowid) FROM entries").fetchone()[0]
+        return newest, table.current_fingerprint(self.index)
 
     def _prefs(self) -> dict[str, prefs_mod.Prefs]:
         if not hasattr(self, "_prefs_cache"):
