@@ -50,9 +50,11 @@ def _roles(index: sqlite3.Connection) -> dict[str, str]:
     return dict(index.execute("SELECT machine, role FROM members").fetchall())
 
 
-def logs(index: sqlite3.Connection, st: sqlite3.Connection, batch: Batch) -> None:
-    """Verified entries past each log's cursor (one comparison per log when nothing is new)."""
-    seen = state.get_prefix(st, "log:")
+def logs(index: sqlite3.Connection, st: sqlite3.Connection, batch: Batch,
+         parsed: dict[str, tuple[str, Any]] | None = None) -> None:
+    """Verified entries past each log's cursor (one comparison per log when nothing is new; ``parsed``: the
+    cursors as last parsed, :func:`state.get_prefix`)."""
+    seen = state.get_prefix(st, "log:", parsed)
     moved = [(a, log_, hwm) for a, log_, hwm in index.execute("SELECT author, log, hwm FROM logs")
              if hwm > seen.get(f"{a}/{log_}", 0)]
     if not moved:
@@ -125,13 +127,14 @@ def _live(sessions: Any, now: int) -> dict[str, dict[str, Any]]:
 
 
 def presence(stores: list[Repo], team_id: str, members: dict[str, tuple[str, bool]],
-             st: sqlite3.Connection, batch: Batch, now: int, snapshots: dict[str, dict[str, str]] | None = None
-             ) -> None:
+             st: sqlite3.Connection, batch: Batch, now: int, snapshots: dict[str, dict[str, str]] | None = None,
+             seen: dict[str, Any] | None = None) -> None:
     """session.started / ended / idle from members' presence snapshots (and sessions going stale).
 
     The first scan is the baseline; after it, a machine publishing presence for the first time is news.
+    ``seen`` is the presence cursors (:func:`state.presence`) when the caller has read them.
     """
-    seen = state.get_prefix(st, "presence:")
+    seen = state.presence(st, seen)
     first = state.get(st, "presence-baseline") is None
     batch.cursors["presence-baseline"] = True
     for machine, (repo, tip) in sorted(_presence_refs(stores, snapshots or {}).items()):
@@ -154,7 +157,7 @@ def presence(stores: list[Repo], team_id: str, members: dict[str, tuple[str, boo
             resolved = before
         if cursor is not None and fresh == sessions and resolved == before:
             continue
-        batch.cursors[f"presence:{machine}"] = {"tip": tip, "sessions": fresh, "resolved": resolved}
+        batch.cursors[f"{state.PRESENCE}{machine}"] = {"tip": tip, "sessions": fresh, "resolved": resolved}
         if first:
             continue
         batch.add("presence", _session_events(machine, person, sessions, fresh, now))

@@ -78,6 +78,10 @@ class Anchor:
     inline: bool = False  # prepared work runs inside the tick (`gitive anchor run --once`), not on threads
     prepared_work: Any = None  # gitive.anchor.prepared.work.Work, made at the first tick that has a task
     _watching: list[tuple[Repo, str, str]] | None = None  # this tick's watch list (watching())
+    _watch_list: tuple[Any, list[tuple[Repo, str, str]]] | None = None  # (the config file's stat, its watch list)
+    _gate_memory: dict[str, Any] = field(default_factory=dict)  # what the gate keeps between ticks (Gate)
+    _cursors: dict[str, tuple[str, Any]] = field(default_factory=dict)  # state.get_prefix's parsed cursors
+    _key: Any = None  # this tick's writing key (writing_key())
 
     def keep_open(self) -> None:
         """Hold an idle connection to the index and to the state database between ticks: SQLite deletes a
@@ -107,17 +111,37 @@ class Anchor:
             self._evaluator = (mark, Evaluator(open_obs, self.config.watcher_names))
         return self._evaluator[1]
 
+    def writing_key(self) -> Any:
+        """The machine key for this tick's records, checked once a tick (``Hive.key`` reads the store's config
+        for a removal on every call; the tick's ingest is what could record one, and it ran before)."""
+        if self._key is None:
+            self._key = self.hive.key
+        return self._key
+
     def watching(self) -> list[tuple[Repo, str, str]]:
         """(project store, remote, repository label) for each remote whose branches the anchor watches; read
         once a tick (:func:`tick` forgets it at its start), where four steps each read the git config again."""
         if self._watching is not None:
+            return self._watching
+        mark = _stat(self.hive.common_dir / "config")  # remotes live in it: a tick with it unchanged reads nothing
+        if mark is not None and self._watch_list is not None and self._watch_list[0] == mark:
+            self._watching = self._watch_list[1]
             return self._watching
         from gitive.team.projects import normalize_url
 
         project = self.hive.project
         names = self.hive.sync_remotes(project) or repos.remotes(project)
         self._watching = [(project, r, normalize_url(repos.remote_url(project, r) or r)) for r in names]
+        self._watch_list = (mark, self._watching)
         return self._watching
+
+
+def _stat(path: Any) -> tuple[int, int, int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_mtime_ns, found.st_size, found.st_ino
 
 
 def _fetch(anchor: Anchor, report: TickReport) -> list[tuple[Repo, str]]:
@@ -142,16 +166,17 @@ def _fetch(anchor: Anchor, report: TickReport) -> list[tuple[Repo, str]]:
 
 
 def _collect(anchor: Anchor, index: sqlite3.Connection, st: sqlite3.Connection, now: int,
-             report: TickReport) -> sources.Batch:
+             report: TickReport, presence: dict[str, Any]) -> sources.Batch:
     batch = sources.Batch()
-    sources.logs(index, st, batch)
+    sources.logs(index, st, batch, anchor._cursors)
     for repo in anchor.hive.shared_stores():
         if repo.path not in anchor._snapshots:  # not fetched this tick (or its fetch failed): list its refs now
             anchor._snapshots[repo.path] = refs.tips(repo, "refs/")
     for repo, remote, label in anchor.watching():
         sources.watched(repo, remote, label, st, batch, now, anchor._snapshots[repo.path])
     members = {m: (p, bool(a)) for m, p, a in index.execute("SELECT machine, person, active FROM members")}
-    sources.presence(anchor.hive.shared_stores(), anchor.hive.team_id, members, st, batch, now, anchor._snapshots)
+    sources.presence(anchor.hive.shared_stores(), anchor.hive.team_id, members, st, batch, now, anchor._snapshots,
+                     presence)
     last = state.get(st, "clock")
     if last is not None and now > last:
         passing = table.open_obligations(index, "AND ((deadline > ? AND deadline <= ?) OR (expires > ? AND "
@@ -192,7 +217,7 @@ def _fire(anchor: Anchor, gate: Gate, ob: dict[str, Any], reason: str, due: int,
     if event:
         record["event"] = event
     hive = anchor.hive
-    logs.append(hive.store, hive.key, hive.team_id, "ledger", TEAM_SCOPE, record, at=now)
+    logs.append(hive.store, anchor.writing_key(), hive.team_id, "ledger", TEAM_SCOPE, record, at=now)
     gate.offer(item)
     report.fired.append(item.as_dict())
     delay = os.environ.get(STEP_DELAY)
@@ -246,7 +271,7 @@ def _verdicts(anchor: Anchor, index: sqlite3.Connection, evaluator: Evaluator | 
     for key, (value, reason) in sorted(wanted.items()):
         if known.get(key, ("unsatisfied", "")) == (value, reason) or (key not in known and value == "unsatisfied"):
             continue
-        logs.append(hive.store, hive.key, hive.team_id, "ledger", TEAM_SCOPE,
+        logs.append(hive.store, anchor.writing_key(), hive.team_id, "ledger", TEAM_SCOPE,
                     {"type": "verdict", "obligation": key, "value": value, "reason": reason[:500]}, at=now)
         report.verdicts.append({"obligation": key, "value": value, "reason": reason})
 
@@ -257,6 +282,7 @@ def tick(anchor: Anchor, *, fetch: bool = True, gate: Gate | None = None) -> Tic
     now = now_ms()
     report = TickReport(at=now)
     anchor._watching = None  # the config may have changed between ticks
+    anchor._key = None  # so may the roster (a removal): the key is checked again after this tick's ingest
     if not fetch:
         anchor._snapshots = {}
     reached = _fetch(anchor, report) if fetch else []
@@ -266,8 +292,13 @@ def tick(anchor: Anchor, *, fetch: bool = True, gate: Gate | None = None) -> Tic
         if not anchor._reconciled:
             _reconcile(anchor, index, gate)
             anchor._reconciled = True
-        batch = _collect(anchor, index, st, now, report)
-        ctx = Tick(anchor, index, st, gate, now, report, batch.events, batch.counts)
+        # parsed once a tick (and only the cursors whose text changed): the sources read it, the steps read it as
+        # the tick saved it
+        presence = state.presence(st, parsed=anchor._cursors)
+        batch = _collect(anchor, index, st, now, report, presence)
+        presence.update((key[len(state.PRESENCE):], value) for key, value in batch.cursors.items()
+                        if key.startswith(state.PRESENCE))
+        ctx = Tick(anchor, index, st, gate, now, report, batch.events, batch.counts, presence=presence)
         for step in INTAKE:
             step.run(ctx)
         done = table.fired(index)
@@ -307,7 +338,7 @@ def tick(anchor: Anchor, *, fetch: bool = True, gate: Gate | None = None) -> Tic
 
 
 def _gate(anchor: Anchor, st: sqlite3.Connection, index: sqlite3.Connection) -> Gate:
-    return Gating(anchor.hive, st, index)
+    return Gating(anchor.hive, st, index, anchor._gate_memory)
 
 
 # Steps of the rooms, each a small object below the tick (gitive.anchor.base.context.Step): what the tick offers

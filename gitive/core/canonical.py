@@ -17,16 +17,51 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",",
 
 
 def _check(value: Any, path: str = "$") -> None:
+    if _plain(value):  # the common case, without a path string built for every value
+        return
+    _check_each(value, path)
+
+
+_LEAVES = frozenset({str, int, bool, type(None)})
+_PLAIN_NODES = 1_000_000  # far above any record (an entry is at most 96 KiB)
+
+
+def _plain(value: Any) -> bool:
+    """True when ``value`` is made of exactly dicts with string keys, lists, strings, integers, booleans and None
+    (no subclass: :func:`_check_each` judges those, and words the error). A value of more than
+    :data:`_PLAIN_NODES` parts (or a cycle, which never ends) is left to :func:`_check_each` too."""
+    stack = [value]
+    pop, extend, leaves = stack.pop, stack.extend, _LEAVES
+    for _ in range(_PLAIN_NODES):
+        if not stack:
+            return True
+        item = pop()
+        kind = type(item)
+        if kind in leaves:
+            continue
+        if kind is dict:
+            for key in item:
+                if type(key) is not str:
+                    return False
+            extend(item.values())
+        elif kind is list:
+            extend(item)
+        else:
+            return False
+    return not stack
+
+
+def _check_each(value: Any, path: str = "$") -> None:
     if isinstance(value, float):
         raise InvalidRecord(f"{path}: floats are not allowed in records; use integers")
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
                 raise InvalidRecord(f"{path}: object keys must be strings")
-            _check(item, f"{path}.{key}")
+            _check_each(item, f"{path}.{key}")
     elif isinstance(value, list):
         for i, item in enumerate(value):
-            _check(item, f"{path}[{i}]")
+            _check_each(item, f"{path}[{i}]")
     elif not (value is None or isinstance(value, (str, int, bool))):
         raise InvalidRecord(f"{path}: {type(value).__name__} cannot be stored in a record")
 

@@ -16,7 +16,7 @@ import logging
 import re
 import threading
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -53,7 +53,7 @@ class Rule:
     title: str
     severity: str
     condition: str
-    program: Any = field(repr=False, compare=False)  # a compiled celpy Runner
+    program: Condition = field(repr=False, compare=False)
     positives: tuple[str | Mapping[str, Any], ...] = ()
     negatives: tuple[str | Mapping[str, Any], ...] = ()
     path: Path | None = None
@@ -165,9 +165,24 @@ def _environment() -> celpy.Environment:
     return celpy.Environment(runner_class=celpy.CompiledRunner)
 
 
+class Condition(NamedTuple):
+    """A rule's compiled condition: celpy's runner, and the same condition as plain Python when it can be.
+
+    ``direct`` is set when every part of the condition is one of: ``m.<field>``, a string or bool literal,
+    ``matches`` (a constant pattern, compiled once with RE2), ``contains``, ``startsWith``, ``endsWith``, ``==``,
+    ``!=``, ``!``, ``&&``, ``||`` and parentheses, each with operands of the types CEL allows there. Such a
+    condition cannot fail on the ``m`` that :func:`message_fields` builds, so CEL's commutative ``&&``/``||``
+    give the same value as Python's short-circuit ones; RE2 is the engine celpy's ``matches`` uses, with the
+    same options. Anything else runs in celpy (``runner``).
+    """
+
+    runner: Any  # a compiled celpy Runner
+    direct: Callable[[Mapping[str, Any]], bool] | None
+
+
 @functools.lru_cache(maxsize=256)
-def _compile(source: str) -> Any:
-    """A runnable program for ``source``; raises ``ValueError`` with a one-line reason when it cannot be used."""
+def _compile(source: str) -> Condition:
+    """A runnable condition for ``source``; raises ``ValueError`` with a one-line reason when it cannot be used."""
     from celpy.celparser import CELParseError
 
     env = _environment()
@@ -178,7 +193,141 @@ def _compile(source: str) -> Any:
         line = source.splitlines()[exc.line - 1].strip() if exc.line else ""
         raise ValueError(f"condition does not parse at {where}: {line[:80]!r}") from None
     _check_patterns(ast)
-    return env.program(ast)
+    return Condition(env.program(ast), _direct(ast))
+
+
+# --- the direct evaluator (see Condition) ---------------------------------------------------------------
+
+# The type of each field of ``m`` (message_fields never gives another).
+_FIELD_TYPES: dict[str, type] = {"body": str, "lower": str, "from": str, "from_person": bool, "kind": str}
+_STRING_METHODS = frozenset({"matches", "contains", "startsWith", "endsWith"})
+_Fn = Callable[[Mapping[str, Any]], Any]
+
+
+class _Unsupported(Exception):
+    """A part of a condition the direct evaluator leaves to celpy."""
+
+
+def _direct(ast: Any) -> Callable[[Mapping[str, Any]], bool] | None:
+    """``ast`` as a Python function of ``m``'s fields, or None when any part of it is outside the subset."""
+    try:
+        fn, kind = _node(ast)
+    except _Unsupported:
+        return None
+    return fn if kind is bool else None
+
+
+def _node(tree: Any) -> tuple[_Fn, type]:
+    from lark import Tree
+
+    data, children = tree.data, tree.children
+    if data in ("conditionalor", "conditionaland") and len(children) == 2:
+        return _logical(tree)
+    if data == "relation" and len(children) == 2:
+        return _relation(children[0], children[1])
+    if data == "unary" and len(children) == 2:
+        op, operand = children
+        fn, kind = _node(operand)
+        if not (isinstance(op, Tree) and op.data == "unary_not") or kind is not bool:
+            raise _Unsupported
+        return (lambda m: not fn(m)), bool
+    if data == "member_dot":
+        return _field(tree)
+    if data == "member_dot_arg":
+        return _method(tree)
+    if data == "literal":
+        return _literal(children[0])
+    if len(children) == 1 and isinstance(children[0], Tree) and data in (
+            "expr", "conditionalor", "conditionaland", "relation", "addition", "multiplication", "unary", "member",
+            "primary", "paren_expr"):
+        return _node(children[0])
+    raise _Unsupported
+
+
+def _logical(tree: Any) -> tuple[_Fn, type]:
+    """``a || b || c`` (or ``&&``) as one loop over its operands, all of them bool."""
+    data, operands = tree.data, []
+    while tree.data == data and len(tree.children) == 2:  # the grammar nests to the left
+        operands.append(tree.children[1])
+        tree = tree.children[0]
+    operands.append(tree)
+    fns = []
+    for operand in reversed(operands):
+        fn, kind = _node(operand)
+        if kind is not bool:
+            raise _Unsupported
+        fns.append(fn)
+    chain = tuple(fns)
+    if data == "conditionalor":
+        return (lambda m: any(f(m) for f in chain)), bool
+    return (lambda m: all(f(m) for f in chain)), bool
+
+
+def _relation(op_tree: Any, right: Any) -> tuple[_Fn, type]:
+    from lark import Tree
+
+    if not isinstance(op_tree, Tree) or op_tree.data not in ("relation_eq", "relation_ne"):
+        raise _Unsupported
+    left_fn, left_kind = _node(op_tree.children[0])
+    right_fn, right_kind = _node(right)
+    if left_kind is not right_kind:
+        raise _Unsupported
+    if op_tree.data == "relation_eq":
+        return (lambda m: left_fn(m) == right_fn(m)), bool
+    return (lambda m: left_fn(m) != right_fn(m)), bool
+
+
+def _field(tree: Any) -> tuple[_Fn, type]:
+    base, name = tree.children
+    if _ident(base) != "m" or str(name) not in _FIELD_TYPES:
+        raise _Unsupported
+    key = str(name)
+    return (lambda m: m[key]), _FIELD_TYPES[key]
+
+
+def _ident(tree: Any) -> str | None:
+    """The name when ``tree`` is a bare identifier (``member > primary > ident``)."""
+    from lark import Tree
+
+    while isinstance(tree, Tree) and tree.data in ("member", "primary") and len(tree.children) == 1:
+        tree = tree.children[0]
+    if isinstance(tree, Tree) and tree.data == "ident" and len(tree.children) == 1:
+        return str(tree.children[0])
+    return None
+
+
+def _method(tree: Any) -> tuple[_Fn, type]:
+    import re2
+
+    if len(tree.children) != 3:
+        raise _Unsupported
+    target, name, args = tree.children
+    if str(name) not in _STRING_METHODS or len(args.children) != 1:
+        raise _Unsupported
+    text_fn, kind = _node(target)
+    argument = _constant_string(args.children[0])
+    if kind is not str or argument is None:
+        raise _Unsupported
+    if name == "matches":
+        search = re2.compile(argument).search  # the options re2.search uses in celpy's function_matches
+        return (lambda m: search(text_fn(m)) is not None), bool
+    if name == "contains":
+        return (lambda m: argument in text_fn(m)), bool
+    if name == "startsWith":
+        return (lambda m: text_fn(m).startswith(argument)), bool
+    return (lambda m: text_fn(m).endswith(argument)), bool
+
+
+def _literal(token: Any) -> tuple[_Fn, type]:
+    from celpy.evaluation import celstr
+
+    if token.type == "BOOL_LIT":
+        value = str(token) == "true"
+        return (lambda m: value), bool
+    if token.type in ("STRING_LIT", "MLSTRING_LIT"):
+        text = str(celstr(token))
+        return (lambda m: text), str
+    raise _Unsupported
 
 
 # Tree nodes that may wrap a pattern made of string literals joined by ``+``.
@@ -226,8 +375,15 @@ def _constant_string(tree: Any) -> str | None:
     return "".join(str(celstr(t)) for t in tokens)
 
 
-def _evaluate(program: Any, activation: dict[str, Any]) -> bool:
-    """True or False, or raises ``ValueError`` naming what went wrong."""
+def _evaluate(condition: Condition, fields: Mapping[str, Any], activation: dict[str, Any] | None = None) -> bool:
+    """True or False for ``m`` = ``fields`` (:func:`message_fields`), or raises ``ValueError`` naming what went
+    wrong. ``activation`` is celpy's form of the same fields, when the caller already has it."""
+    if condition.direct is not None:
+        return condition.direct(fields)
+    return _run_cel(condition.runner, activation if activation is not None else _cel_activation(fields))
+
+
+def _run_cel(program: Any, activation: dict[str, Any]) -> bool:
     from celpy.celtypes import BoolType
     from celpy.evaluation import CELEvalError
 
@@ -261,10 +417,10 @@ def _nested(args: Any) -> bool:
     return isinstance(args, tuple) and len(args) == 3 and isinstance(args[1], type)
 
 
-def _activation(message: Mapping[str, Any]) -> dict[str, Any]:
+def _cel_activation(fields: Mapping[str, Any]) -> dict[str, Any]:
     import celpy
 
-    return {"m": celpy.adapter.json_to_cel(message_fields(message))}
+    return {"m": celpy.adapter.json_to_cel(dict(fields))}
 
 
 # --- loading --------------------------------------------------------------------------------------------
@@ -379,7 +535,7 @@ def check_examples(rule: Rule) -> list[str]:
     for key, examples, expected in (("match", rule.positives, True), ("no_match", rule.negatives, False)):
         for n, example in enumerate(examples, 1):
             try:
-                got = _evaluate(rule.program, _activation(example_message(example)))
+                got = _evaluate(rule.program, message_fields(example_message(example)))
             except ValueError as exc:
                 problems.append(f"examples.{key} #{n}: {exc}")
                 continue
@@ -401,11 +557,14 @@ def screen(message: Mapping[str, Any], rules: Sequence[Rule]) -> list[Hit]:
     """The rules ``message`` matches, in rule order. Never raises: a rule that fails on it is logged, not hit."""
     if not rules:
         return []
-    activation = _activation(message)
+    fields = message_fields(message)
+    activation = None  # celpy's form of the fields, made for the first rule that needs celpy
     hits = []
     for rule in rules:
         try:
-            matched = _evaluate(rule.program, activation)
+            if rule.program.direct is None and activation is None:
+                activation = _cel_activation(fields)
+            matched = _evaluate(rule.program, fields, activation)
         except ValueError as exc:
             log.warning("rule %s: %s", rule.id, exc)
             continue

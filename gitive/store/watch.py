@@ -118,23 +118,42 @@ def commit_time(repo: pygit2.Repository, oid: str | None) -> int | None:
         return None
 
 
-def merge_commit(repo: pygit2.Repository, new: str, tip: str, old: str | None) -> str:
-    """The commit on ``new``'s first-parent line where ``tip`` became reachable (``tip`` itself if fast-forward)."""
-    found, oid = new, new
+def first_parent_line(repo: pygit2.Repository, new: str, old: str | None) -> list[str]:
+    """``new`` and its first parents, newest first, up to (not including) ``old``, a root, a commit that cannot
+    be read, or :data:`MAX_WALK` commits."""
+    line, oid = [], new
     for _ in range(MAX_WALK):
         if oid == old:
             break
         try:
-            commit = repo[oid]
+            parents = repo[oid].parent_ids
         except (KeyError, ValueError):
             break
-        if oid == tip:
-            return tip
-        parents = commit.parent_ids
-        if not parents or not _descends(repo, str(parents[0]), tip):
-            return oid
-        found, oid = oid, str(parents[0])
-    return found
+        line.append(oid)
+        if not parents:
+            break
+        oid = str(parents[0])
+    return line or [new]
+
+
+def merge_commit(repo: pygit2.Repository, new: str, tip: str, old: str | None, line: list[str] | None = None
+                 ) -> str:
+    """The commit on ``new``'s first-parent line where ``tip`` became reachable (``tip`` itself if fast-forward).
+
+    ``tip`` is reachable from ``new`` (the caller checked). Along the line, reachability only stops once: a commit
+    reaches whatever its first parent reaches. So the answer is the oldest commit of the line that reaches
+    ``tip``, found by bisection: a few reachability queries per merged branch, not one per commit of the line
+    (a day of merges into one branch cost a query per merge per merge). ``line`` is
+    :func:`first_parent_line`, when the caller has it for several tips."""
+    line = line if line is not None else first_parent_line(repo, new, old)
+    low, high = 0, len(line) - 1  # line[low] reaches tip; the answer is in [low, high]
+    while low < high:
+        middle = (low + high + 1) // 2
+        if line[middle] == tip or _descends(repo, line[middle], tip):
+            low = middle
+        else:
+            high = middle - 1
+    return line[low]
 
 
 def movements(repo: pygit2.Repository, before: dict[str, str], after: dict[str, str]) -> list[Movement]:
@@ -236,13 +255,16 @@ def _merges(repo: pygit2.Repository, before: dict[str, str], after: dict[str, st
             continue
         # After a plain line of commits, only a tip on that line can have become reachable: no graph queries.
         span = _linear_span(repo, new, old)
+        line: list[str] | None = None  # new's first-parent line back to old, read once for every merged tip
         for name in sorted(branches - {into}):
             tip = after.get(name) or before[name]
             if span is not None and tip not in span:
                 continue
             if tip == old or _descends(repo, old, tip) or not _descends(repo, new, tip):
                 continue
-            merge = merge_commit(repo, new, tip, old)
+            if line is None:
+                line = first_parent_line(repo, new, old)
+            merge = merge_commit(repo, new, tip, old, line)
             if name not in before and merge == tip:
                 continue
             found.append(Movement("merged", name.partition("/")[2], merge, into=into.partition("/")[2], tip=tip,

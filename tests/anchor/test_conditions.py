@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from gitive.anchor.obligations import conditions, events
 from gitive.anchor.obligations.conditions import (
     COST_LIMIT,
+    MAX_LIST,
     ConditionError,
     Dispatch,
     analyse,
@@ -148,3 +149,46 @@ def test_dispatch_offers_every_condition_that_an_event_satisfies(texts: list[str
         for i, text in enumerate(texts):
             if _run(text, event).matched:
                 assert str(i) in offered, (text, event["event"]["action"], event["vcs"])
+
+
+def _cap_each(value: object, depth: int = 0) -> object:
+    """events.cap as it was before its flat-dict shortcut: the reference it must agree with."""
+    if isinstance(value, str):
+        return value[:events.MAX_TEXT]
+    if isinstance(value, bool) or value is None or isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return repr(value)
+    if depth >= events.MAX_DEPTH:
+        return None
+    if isinstance(value, dict):
+        return {str(k)[:64]: _cap_each(v, depth + 1) for k, v in list(value.items())[:MAX_LIST]}
+    if isinstance(value, list | tuple):
+        return [_cap_each(v, depth + 1) for v in list(value)[:MAX_LIST]]
+    return str(value)[:events.MAX_TEXT]
+
+
+_cap_leaves = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) \
+    | st.text(max_size=3) | st.text(min_size=1030, max_size=1040)
+_cap_keys = st.text(max_size=3) | st.text(min_size=65, max_size=70) | st.integers()
+
+
+@given(st.recursive(_cap_leaves, lambda children: st.lists(children, max_size=4)
+                    | st.dictionaries(_cap_keys, children, max_size=4), max_leaves=12),
+       st.integers(min_value=0, max_value=7))
+def test_cap_with_its_shortcut_bounds_values_as_before(value: object, depth: int) -> None:
+    assert events.cap(value, depth) == _cap_each(value, depth)
+
+
+@pytest.mark.parametrize("value", [
+    {"text": "x" * 2000, "n": 1},             # a long string in an otherwise flat group
+    {"k" * 80: "v"},                          # a long key
+    {"n": 1.5},                               # a float
+    {1: "a"},                                 # a key that is no string
+    {"nested": {"a": "b"}, "list": [1, 2]},   # not flat
+    {f"k{i}": i for i in range(MAX_LIST + 5)},  # more keys than a group keeps
+    {"plain": "v", "n": 3, "b": True, "none": None},
+])
+def test_cap_bounds_each_kind_of_group_as_before(value: dict[Any, Any]) -> None:
+    assert events.cap(value) == _cap_each(value)
+    assert events.cap(value, events.MAX_DEPTH) == _cap_each(value, events.MAX_DEPTH)

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from gitive.anchor.base import state
-from gitive.anchor.gate import items, ledger
+from gitive.anchor.gate import digest, items, ledger
 from gitive.anchor.gate.order import Decision
 from gitive.index import db as index_db
 from testing import live
@@ -108,4 +108,19 @@ def test_an_anchor_state_of_the_old_schema_migrates_keeping_its_decisions(tmp_pa
         assert ledger.attention_on(conn, "2026-01-01") == ({"bob": 1}, {("bob", "session:s"): 1})
     with sqlite3.connect(path) as raw:
         applied = [r[0] for r in raw.execute("SELECT name FROM migrations ORDER BY rowid")]
-        assert applied[-2:] == ["0003-gate-ledger-batch", "0004-gate-tick-reads"]
+        assert applied[-3:] == ["0003-gate-ledger-batch", "0004-gate-tick-reads", "0005-gate-last-note"]
+
+
+def test_a_state_of_the_previous_schema_gains_the_note_index_and_keeps_its_notes(tmp_path: Path) -> None:
+    path = tmp_path / "anchor.sqlite"
+    with index_db.connect(path, steps=state.STEPS[:4]) as conn:
+        conn.executemany("INSERT INTO gate_decisions VALUES ('a', ?, ?, ?, 'f', ?, 'digest', ?, '2026-01-01', 0)",
+                         [(1, "i1", "bob", "note", 10), (2, "i2", "bob", "attention", 30), (3, "i3", "bob", "note", 20),
+                          (4, "i4", "carol", "note", 40)])
+    with state.connect(path) as conn:
+        plan = conn.execute("EXPLAIN QUERY PLAN SELECT MAX(at) FROM gate_decisions WHERE person = ? AND "
+                            "branch = 'note'", ("bob",)).fetchall()
+        assert "gate_decisions_note" in str(plan)  # not a scan of every decision mirrored
+        assert digest._last_note(conn, "bob") == 20
+        assert digest._last_note(conn, "carol") == 40
+        assert digest._last_note(conn, "dave") is None

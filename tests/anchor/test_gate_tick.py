@@ -138,3 +138,23 @@ def test_a_member_cannot_forge_a_watcher_item_or_a_delivery(team: AnchoredTeam) 
 
 
 ledger_decisions = ledger_entries
+
+
+def test_preferences_kept_between_ticks_are_read_again_once_a_person_changes_them(
+        team: AnchoredTeam, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The gate keeps everyone's preferences between ticks while the index is unchanged (an idle tick reads none);
+    # a new prefs record must end that: here it moves bob's digest to a time that has just passed.
+    now = int(time.time() * 1000)
+    later = time.strftime("%H:%M", time.gmtime(now / 1000 + 12 * 3600))
+    team.alice.decided("prefs", "set", "--digest-at", later, "--tz", "UTC")
+    team.bob.decided("prefs", "set", "--digest-at", later, "--tz", "UTC")
+    tick = Ticker(team.anchor)
+    tick()
+    monkeypatch.setenv("GITIVE_NOW_MS", str(now + 2 * HOUR + 60_000))
+    assert tick().gate == {}  # nobody's digest is due: the preferences read here are kept
+    assert tick().gate == {}
+    soon = time.strftime("%H:%M", time.gmtime(now / 1000 + 2 * 3600))
+    team.bob.decided("prefs", "set", "--digest-at", soon, "--tz", "UTC")
+    report = tick()
+    assert report.gate["decided"] == {"note": 1}
+    assert [(d["person"], d["branch"]) for d in report.gate["decisions"]] == [("bob", "note")]

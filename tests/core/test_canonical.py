@@ -142,3 +142,44 @@ def test_loads_canonical_accepts_exactly_the_canonical_bytes(value: Any) -> None
 def test_loads_canonical_refuses_other_forms(text: bytes) -> None:
     with pytest.raises(InvalidRecord):
         canonical.loads_canonical(text)
+
+
+class _Str(str):
+    pass
+
+
+# Values the quick check must leave to the full one: floats, tuples, sets, bytes, non-string keys, subclasses.
+odd_leaves = st.floats(allow_nan=False) | st.tuples(ints) | st.frozensets(ints, max_size=2) | st.binary(max_size=3) \
+    | st.text(max_size=3).map(_Str)
+odd_values = st.recursive(
+    scalars | odd_leaves,
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.text(max_size=3) | ints | st.booleans(), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(odd_values)
+def test_the_quick_check_agrees_with_the_full_one(value: Any) -> None:
+    # _plain is the fast path of _check: it may only say yes where the full walk finds nothing wrong.
+    try:
+        canonical._check_each(value)
+        full = True
+    except InvalidRecord:
+        full = False
+    if canonical._plain(value):
+        assert full, value
+    try:
+        canonical._check(value)
+        checked = True
+    except InvalidRecord:
+        checked = False
+    assert checked is full
+
+
+def test_a_cycle_is_still_refused() -> None:
+    value: list[Any] = []
+    value.append(value)
+    assert not canonical._plain(value)
+    with pytest.raises(RecursionError):
+        canonical.dumps(value)

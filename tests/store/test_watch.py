@@ -176,3 +176,55 @@ def test_merge_messages_name_the_branch() -> None:
     assert watch._merged_name("Merge remote-tracking branch 'origin/fix-1'\n\nbody") == "fix-1"
     assert watch._merged_name("Merge pull request #7 from acme/fix-2") == "fix-2"
     assert watch._merged_name("fix the thing") is None
+
+
+def _walked_merge_commit(repo: pygit2.Repository, new: str, tip: str, old: str | None) -> str:
+    """The first-parent walk merge_commit replaced (one reachability query per commit of the line)."""
+    found, oid = new, new
+    for _ in range(watch.MAX_WALK):
+        if oid == old:
+            break
+        commit = repo[oid]
+        if oid == tip:
+            return tip
+        parents = commit.parent_ids
+        if not parents or not (str(parents[0]) == tip or repo.descendant_of(str(parents[0]), tip)):
+            return oid
+        found, oid = oid, str(parents[0])
+    return found
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.sampled_from(["merge", "commit", "fast-forward"]), min_size=1, max_size=12))
+def test_merge_commit_bisects_to_what_the_walk_finds(tmp_path_factory: pytest.TempPathFactory, steps: list[str]
+                                                     ) -> None:
+    # A main line made of merges, plain commits and fast-forwards in any order: for every branch that became
+    # reachable, bisection and the walk name the same commit.
+    path = tmp_path_factory.mktemp("line")
+    repo = pygit2.init_repository(str(path))
+    sig = pygit2.Signature("dev", "dev@example.com", 1_700_000_000, 0)
+
+    def commit(parents: list[str], text: str) -> str:
+        builder = repo.TreeBuilder()
+        builder.insert("f", repo.create_blob(text.encode()), pygit2.enums.FileMode.BLOB)
+        return str(repo.create_commit(None, sig, sig, text, builder.write(), [pygit2.Oid(hex=p) for p in parents]))
+
+    old = main = commit([], "root")
+    tips = []
+    for n, step in enumerate(steps):
+        side = commit([main], f"side {n}")
+        side = commit([side], f"side {n} again")
+        tips.append(side)
+        if step == "merge":
+            main = commit([main, side], f"merge {n}")
+        elif step == "fast-forward":
+            main = side
+        else:
+            main = commit([main], f"main {n}")
+    line = watch.first_parent_line(repo, main, old)
+    for tip in tips:
+        if tip == old or (tip != main and not repo.descendant_of(main, tip)):
+            continue
+        expected = _walked_merge_commit(repo, main, tip, old)
+        assert watch.merge_commit(repo, main, tip, old) == expected
+        assert watch.merge_commit(repo, main, tip, old, line) == expected

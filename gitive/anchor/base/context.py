@@ -81,6 +81,8 @@ class Tick:
     events: list[dict[str, Any]] = field(default_factory=list)  # this tick's new events, in time order
     counts: dict[str, int] = field(default_factory=dict)  # new events per source kind
     changed: bool = True  # anything new since the gate last ran (entries, events, firings), or its first run
+    # machine -> its presence cursor as this tick saved it (state's ``presence:<machine>``), read once a tick
+    presence: dict[str, Any] | None = None
 
 
 class Step(Protocol):

@@ -39,13 +39,15 @@ class Session:
         return f"{self.person}/{self.name}"
 
 
-def live_sessions(st: sqlite3.Connection, index: sqlite3.Connection, now: int | None = None) -> list[Session]:
-    """Every live session of an active, non-anchor member, as the tick last read presence."""
+def live_sessions(st: sqlite3.Connection, index: sqlite3.Connection, now: int | None = None,
+                  presence: dict[str, Any] | None = None) -> list[Session]:
+    """Every live session of an active, non-anchor member, as the tick last read presence (``presence``: the
+    tick's parsed copy, :attr:`gitive.anchor.base.context.Tick.presence`)."""
     now = now if now is not None else now_ms()
     people = {m: p for m, p in index.execute("SELECT machine, person FROM members WHERE active = 1 AND "
                                              "role != 'anchor'")}
     out = []
-    for machine, cursor in sorted(state.get_prefix(st, "presence:").items()):
+    for machine, cursor in sorted(state.presence(st, presence).items()):
         person = people.get(machine)
         if person is None or not isinstance(cursor, dict):
             continue

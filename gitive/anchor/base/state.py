@@ -71,6 +71,11 @@ STEPS: list[tuple[str, str]] = [
         CREATE INDEX gate_decisions_attention ON gate_decisions(day, person, source, item)
             WHERE branch = 'attention'
     """),
+    # Each person's last digest note (digest.due, every tick, for every person): without it, a scan of the whole
+    # mirror per person per tick, which grows with every decision ever mirrored.
+    ("0005-gate-last-note", """
+        CREATE INDEX gate_decisions_note ON gate_decisions(person, at) WHERE branch = 'note'
+    """),
 ]
 
 
@@ -89,10 +94,32 @@ def get(conn: sqlite3.Connection, source: str) -> Any:
     return json.loads(row[0]) if row else None
 
 
-def get_prefix(conn: sqlite3.Connection, prefix: str) -> dict[str, Any]:
+def get_prefix(conn: sqlite3.Connection, prefix: str, parsed: dict[str, tuple[str, Any]] | None = None
+               ) -> dict[str, Any]:
+    """Every cursor under ``prefix``, by the rest of its name. ``parsed`` (source -> (stored text, value)),
+    kept by the caller between calls, spares parsing a cursor whose text did not change; its values are shared
+    from one call to the next, so callers read them and never change them."""
     rows = conn.execute("SELECT source, value FROM cursors WHERE source >= ? AND source < ?",
                         (prefix, prefix + "\uffff"))
-    return {source[len(prefix):]: json.loads(value) for source, value in rows}
+    if parsed is None:
+        return {source[len(prefix):]: json.loads(value) for source, value in rows}
+    out = {}
+    for source, text in rows:
+        known = parsed.get(source)
+        if known is None or known[0] != text:
+            known = parsed[source] = (text, json.loads(text))
+        out[source[len(prefix):]] = known[1]
+    return out
+
+
+PRESENCE = "presence:"
+
+
+def presence(conn: sqlite3.Connection, known: dict[str, Any] | None = None,
+             parsed: dict[str, tuple[str, Any]] | None = None) -> dict[str, Any]:
+    """machine -> the presence the tick last saw of it; ``known`` when the caller (the tick) has it parsed
+    (``parsed``: see :func:`get_prefix`)."""
+    return known if known is not None else get_prefix(conn, PRESENCE, parsed)
 
 
 def put(conn: sqlite3.Connection, source: str, value: Any, at: int) -> None:

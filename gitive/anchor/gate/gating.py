@@ -56,8 +56,12 @@ class GateReport:
 class Gate:
     """Implements the tick's :class:`~gitive.anchor.base.context.Gate` protocol and decides at the end of the tick."""
 
-    def __init__(self, hive: Hive, st: sqlite3.Connection, index: sqlite3.Connection) -> None:
+    def __init__(self, hive: Hive, st: sqlite3.Connection, index: sqlite3.Connection,
+                 memory: dict[str, Any] | None = None) -> None:
         self.hive, self.st, self.index = hive, st, index
+        # What the run keeps between ticks (the tick's Anchor holds it): everyone's preferences and the active
+        # people as the index gave them, reused while the index holds the same entries and roster (_index_mark).
+        self._memory = memory if memory is not None else {}
         self.me = hive.me
         self.watch: dict[str, dict[str, Any]] = {}
         self._queue = Queue(st)
@@ -67,6 +71,7 @@ class Gate:
         self._owners: dict[str, str] | None = None  # obligation id -> owner, read once per run
         self._offered: dict[str, tuple[Candidate, dict[str, Any] | None]] = {}  # this run's, by id
         self._known = ledger.Known()  # what the mirror says of the tick's candidates (prior_decisions)
+        self._presence: dict[str, Any] | None = None  # the tick's presence cursors (run())
 
     # --- candidates ---------------------------------------------------------------------------------------
 
@@ -108,9 +113,17 @@ class Gate:
 
     # --- one tick -----------------------------------------------------------------------------------------
 
-    def run(self, now: int, changed: bool = True) -> GateReport:
-        """Decide every candidate due; ``changed`` false (nothing ingested) skips re-reading the index."""
+    def run(self, now: int, changed: bool = True, presence: dict[str, Any] | None = None) -> GateReport:
+        """Decide every candidate due; ``changed`` false (nothing ingested) skips re-reading the index.
+        ``presence``: the tick's parsed presence cursors, when it has them."""
         report = GateReport()
+        self._presence = presence
+        mark = self._index_mark()
+        if self._memory.get("mark") != mark:  # entries came in, or the roster or keys changed: read them again
+            self._memory.clear()
+            self._memory["mark"] = mark
+        elif "prefs" in self._memory:
+            self._prefs_cache = self._memory["prefs"]
         with _transaction(self.st):  # one commit for the mirror and the intake, not one per row
             if changed or state.get(self.st, "gate-mirror-ready") is None:
                 ledger.mirror(self.index, self.st, self._prefs())
@@ -121,7 +134,10 @@ class Gate:
         due = self.st.execute("SELECT id, person, data, state FROM gate_items WHERE state = 'new' OR "
                               "(state = 'held' AND until <= ?) ORDER BY offered, id LIMIT ?",
                               (now, MAX_BATCH)).fetchall()
-        people = items.active_people(self.index)
+        people = self._memory.get("people")
+        if people is None:
+            people = self._memory["people"] = items.active_people(self.index)
+        self._memory["prefs"] = self._prefs()
         digest_due = digests.due(self.st, self.index, people, self._prefs(), now)
         if not due and not digest_due:
             return report
@@ -149,6 +165,12 @@ class Gate:
         self._write(now, report)
         return report
 
+    def _index_mark(self) -> tuple[Any, ...]:
+        """Changes when the index gains an entry, or its roster, person keys or exemptions change (the
+        obligation tables' fingerprint, which counts those, as the tick's refresh left it)."""
+        newest = self.index.execute("SELECT MAX(rowid) FROM entries").fetchone()[0]
+        return newest, table.current_fingerprint(self.index)
+
     def _prefs(self) -> dict[str, prefs_mod.Prefs]:
         if not hasattr(self, "_prefs_cache"):
             self._prefs_cache = prefs_mod.all_current(self.index, self.hive.team_id)
@@ -157,7 +179,7 @@ class Gate:
     def _context(self, now: int) -> Context:
         live = {p: v for p, (v, _) in gestures.live_people(self.index, self.hive.team_id).items()}
         obligations = {ob["id"]: ob for ob in table.rows(self.index, "WHERE state = 'open'")}
-        facts = Facts(obligations, _waiting(self.st, self.index), self.watch, _drafts(self.index))
+        facts = Facts(obligations, _waiting(self.st, self.index, self._presence), self.watch, _drafts(self.index))
         window = now - DUPLICATE_WINDOW_MS
 
         def seen(c: Candidate, person: str) -> tuple[str, str] | None:
@@ -366,11 +388,11 @@ def _fallback(index: sqlite3.Connection, c: Candidate) -> str | None:
     return row[0] if row else None
 
 
-def _waiting(st: sqlite3.Connection, index: sqlite3.Connection) -> set[str]:
+def _waiting(st: sqlite3.Connection, index: sqlite3.Connection, presence: dict[str, Any] | None = None) -> set[str]:
     """person/session of every session that waits for approval, from the presence the tick last read."""
     persons = dict(index.execute("SELECT machine, person FROM members").fetchall())
     out = set()
-    for machine, cursor in state.get_prefix(st, "presence:").items():
+    for machine, cursor in state.presence(st, presence).items():
         for name, session in (cursor.get("sessions") or {}).items():
             if isinstance(session, dict) and session.get("turn") == "waiting_approval" and machine in persons:
                 out.add(f"{persons[machine]}/{name}")
@@ -406,7 +428,7 @@ class RunGate:
         open_count = len(table.open_obligations(tick.index)) if tick.events else 0
         digests.record_checked(tick.state, tick.now, sum(tick.counts.values()), tick.report.evaluations,
                                open_count, tick.counts.get("watcher", 0))
-        found = tick.gate.run(tick.now, tick.changed)
+        found = tick.gate.run(tick.now, tick.changed, tick.presence)
         if found.decided:
             tick.report.gate = {"decided": found.decided, "delivered": found.delivered,
                                 "decisions": found.decisions}

@@ -43,11 +43,11 @@ def _make(kind: str, subject: str, person: str, title: str, now: int, about: lis
 
 
 def candidates(hive: Hive, index: sqlite3.Connection, st: sqlite3.Connection, events: list[dict[str, Any]],
-               now: int) -> Found:
+               now: int, presence: dict[str, Any] | None = None) -> Found:
     people = items.active_people(index)
     out: Found = []
     out += _sessions(index, events, people, now)
-    out += _away(index, st, people, now)
+    out += _away(index, st, people, now, presence)
     last = state.get(st, "dangling-slow")
     if last is None or now - last >= SLOW_EVERY_MS:
         repo = _repo(hive)
@@ -78,19 +78,21 @@ def _sessions(index: sqlite3.Connection, events: list[dict[str, Any]], people: s
     return out
 
 
-def _live_people(st: sqlite3.Connection, index: sqlite3.Connection) -> set[str]:
+def _live_people(st: sqlite3.Connection, index: sqlite3.Connection, presence: dict[str, Any] | None = None
+                 ) -> set[str]:
     persons = dict(index.execute("SELECT machine, person FROM members").fetchall())
-    return {persons[m] for m, cursor in state.get_prefix(st, "presence:").items()
+    return {persons[m] for m, cursor in state.presence(st, presence).items()
             if cursor.get("sessions") and m in persons}
 
 
-def _away(index: sqlite3.Connection, st: sqlite3.Connection, people: set[str], now: int) -> Found:
+def _away(index: sqlite3.Connection, st: sqlite3.Connection, people: set[str], now: int,
+          presence: dict[str, Any] | None = None) -> Found:
     from gitive.index import obligations as table
 
     late = table.open_obligations(index, "AND deadline IS NOT NULL AND deadline < ? AND expires > ?", (now, now))
     if not late:
         return []
-    here = _live_people(st, index)
+    here = _live_people(st, index, presence)
     out: Found = []
     for ob in late:
         if ob["owner"] in here:
@@ -188,4 +190,5 @@ class OfferDangling:
 
     def run(self, tick: Tick) -> None:
         if isinstance(tick.gate, gating.Gate) and tick.changed:
-            gating.offer_all(tick.gate, candidates(tick.run.hive, tick.index, tick.state, tick.events, tick.now))
+            gating.offer_all(tick.gate, candidates(tick.run.hive, tick.index, tick.state, tick.events, tick.now,
+                                                           tick.presence))

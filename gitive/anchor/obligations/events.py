@@ -32,6 +32,10 @@ def stable_id(*parts: Any) -> str:
 
 def cap(value: Any, depth: int = 0) -> Any:
     """Bound an event's values: lists, strings and nesting (floats become strings: records hold integers)."""
+    if type(value) is dict and depth < MAX_DEPTH and len(value) <= MAX_LIST:
+        flat = _flat(value)  # most groups: a few short strings and integers, copied as they are
+        if flat is not None:
+            return flat
     if isinstance(value, str):
         return value[:MAX_TEXT]
     if isinstance(value, bool) or value is None or isinstance(value, int):
@@ -45,6 +49,19 @@ def cap(value: Any, depth: int = 0) -> Any:
     if isinstance(value, list | tuple):
         return [cap(v, depth + 1) for v in list(value)[:MAX_LIST]]
     return str(value)[:MAX_TEXT]
+
+
+def _flat(value: dict[Any, Any]) -> dict[str, Any] | None:
+    """A copy of ``value`` when :func:`cap` would leave every part of it as it is: keys are strings of at most 64
+    characters, values exactly None, bools, integers or strings of at most :data:`MAX_TEXT`; else None."""
+    out = {}
+    for key, item in value.items():
+        kind = type(item)
+        if type(key) is not str or len(key) > 64 or not (
+                item is None or kind is bool or kind is int or (kind is str and len(item) <= MAX_TEXT)):
+            return None
+        out[key] = item
+    return out
 
 
 def longest_list(value: Any) -> int:

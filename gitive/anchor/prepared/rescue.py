@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from typing import Any
 
 from gitive.anchor.base import mail, state
 from gitive.anchor.base.context import Run, Tick, TickReport
@@ -41,7 +42,8 @@ def _lessons(index: sqlite3.Connection, signature: str) -> list[str]:
 
 
 def _pointer(index: sqlite3.Connection, st: sqlite3.Connection, stuck: mail.Session, signature: str,
-             sessions: list[mail.Session], now: int) -> tuple[str, str] | None:
+             sessions: list[mail.Session], now: int, presence: dict[str, Any] | None = None
+             ) -> tuple[str, str] | None:
     """(pointer key, the message) for the first match, or None."""
     from gitive.lessons import catalog
 
@@ -51,7 +53,7 @@ def _pointer(index: sqlite3.Connection, st: sqlite3.Connection, stuck: mail.Sess
         text = (catalog.get(index, lesson).get("text") or "")[:600]
         return f"lesson:{lesson}", (f"A verified team lesson matches the failure this session keeps hitting: "
                                     f"lesson {lesson[:12]} (`gitive lessons show {lesson[:12]}`): {text}")
-    for machine, cursor in state.get_prefix(st, "presence:").items():
+    for machine, cursor in state.presence(st, presence).items():
         if machine == stuck.machine or not isinstance(cursor, dict):
             continue
         for r in cursor.get("resolved") or []:
@@ -95,15 +97,18 @@ def _person(index: sqlite3.Connection, machine: str) -> str:
     return row[0] if row else machine[:12]
 
 
-def step(anchor: Run, st: sqlite3.Connection, index: sqlite3.Connection, now: int, report: TickReport) -> int:
-    """Tell each stuck session what matches its signatures (once per pointer); how many messages were sent."""
-    sessions = mail.live_sessions(st, index, now)
+def step(anchor: Run, st: sqlite3.Connection, index: sqlite3.Connection, now: int, report: TickReport,
+         presence: dict[str, Any] | None = None) -> int:
+    """Tell each stuck session what matches its signatures (once per pointer); how many messages were sent.
+    ``presence``: the tick's parsed presence cursors, when it has them."""
+    presence = state.presence(st, presence)
+    sessions = mail.live_sessions(st, index, now, presence)
     sent = 0
     for s in sessions:
         for signature in s.extra.get("stuck") or []:
             if not isinstance(signature, str) or not signature.isalnum():
                 continue
-            found = _pointer(index, st, s, signature, sessions, now)
+            found = _pointer(index, st, s, signature, sessions, now, presence)
             if found is None:
                 continue
             key = f"rescue:{s.machine}/{s.name}/{signature}/{found[0]}"
@@ -124,4 +129,4 @@ class Rescue:
     name = "rescue"
 
     def run(self, tick: Tick) -> None:
-        step(tick.run, tick.state, tick.index, tick.now, tick.report)
+        step(tick.run, tick.state, tick.index, tick.now, tick.report, tick.presence)

@@ -138,7 +138,8 @@ def _body(a: str, b: str, result: dict[str, Any], command: str, who: dict[str, l
             "Agree with the other session on who changes what before either branch is merged.")
 
 
-def step(anchor: Run, st: sqlite3.Connection, index: sqlite3.Connection, now: int, report: TickReport) -> Pass:
+def step(anchor: Run, st: sqlite3.Connection, index: sqlite3.Connection, now: int, report: TickReport,
+         presence: dict[str, Any] | None = None) -> Pass:
     """One pass when it is due (see the module docstring); problems are reported, never raised."""
     settings = anchor.config.prepared or Prepared()
     merges = settings.merges
@@ -154,7 +155,7 @@ def step(anchor: Run, st: sqlite3.Connection, index: sqlite3.Connection, now: in
         return done
     state.put(st, "merges:last", now, now)
     try:
-        _pass(anchor, st, index, remote, merges, now, done)
+        _pass(anchor, st, index, remote, merges, now, done, presence)
     except GitiveError as exc:
         report.problems["speculative merges"] = str(exc)
     if done.merged or done.notified:
@@ -164,7 +165,7 @@ def step(anchor: Run, st: sqlite3.Connection, index: sqlite3.Connection, now: in
 
 
 def _pass(anchor: Run, st: sqlite3.Connection, index: sqlite3.Connection, remote: str, merges: Merges,
-          now: int, done: Pass) -> None:
+          now: int, done: Pass, presence: dict[str, Any] | None = None) -> None:
     from gitive.core.home import gitive_home
 
     repo = anchor.hive.project
@@ -174,7 +175,7 @@ def _pass(anchor: Run, st: sqlite3.Connection, index: sqlite3.Connection, remote
         return
     base = tips.pop(base_name)
     touched = {b: set(_files(repo, st, base, tip, now)) for b, tip in tips.items()}
-    sessions = mail.live_sessions(st, index, now)
+    sessions = mail.live_sessions(st, index, now, presence)
     owners = _owners(repo, index, sessions, tips, now)
     pairs = [(a, b) for a, b in combinations(sorted(owners), 2)
              if touched[a] & touched[b] and tips[a] != tips[b] and not _one_persons(owners[a], owners[b])]
@@ -247,4 +248,4 @@ class SpeculativeMerges:
     name = "speculativemerges"
 
     def run(self, tick: Tick) -> None:
-        step(tick.run, tick.state, tick.index, tick.now, tick.report)
+        step(tick.run, tick.state, tick.index, tick.now, tick.report, tick.presence)
