@@ -35,13 +35,17 @@ def _counting_init(self, args, *rest, **kwargs):  # type: ignore[no-untyped-def]
     _ORIGINAL_INIT(self, args, *rest, **kwargs)
 
 
+_WHERE: list[Path] = []  # read once at start: a test may change os.environ
+
+
 def _out() -> Path | None:
-    where = os.environ.get("GITIVE_CPU_PROFILE")
-    return Path(where) if where else None
+    return _WHERE[0] if _WHERE else None
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if _out() is not None:
+    where = os.environ.get("GITIVE_CPU_PROFILE")
+    if where:
+        _WHERE.append(Path(where))
         subprocess.Popen.__init__ = _counting_init  # type: ignore[method-assign]
 
 
