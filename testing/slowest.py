@@ -4,7 +4,7 @@
     python -m pytest -q -n auto --junitxml=/tmp/suite.xml
     python -m testing.slowest /tmp/suite.xml --top 20         # the table for a report
     python -m testing.slowest /tmp/suite.xml --write tests/slow.txt
-    python -m testing.slowest /tmp/suite.xml --write-heavy tests/heavy.txt   # files `make test` starts with
+    python -m testing.slowest /tmp/suite.xml --write-heavy tests/heavy.txt   # what `make test` starts with
 
 A test is slow when one run of it (setup, call and teardown, as JUnit counts them) takes ``--threshold``
 seconds or more; a parametrized test is listed once, by its function. A file most of whose tests are slow is
@@ -63,9 +63,10 @@ def slow_lines(found: list[Timing], threshold: float) -> list[str]:
     return lines
 
 
-HEAVY_HEADER = ("# The files that take longest, heaviest first: the suite runs them first, so the long tests start\n"
-                "# early and the two workers end together (a 30-second test starting last adds 30 seconds).\n"
-                "# Regenerate from a full run: python -m testing.slowest SUITE.xml --write-heavy tests/heavy.txt\n")
+HEAVY_HEADER = ("# What the suite runs first, heaviest first: files, or folders (ending in /) whose session fixtures are\n"
+                "# costly, so one worker builds them. The long tests start early and the two workers end together\n"
+                "# (a 30-second test starting last adds 30 seconds). Draft from a full run, then group by folder:\n"
+                "# python -m testing.slowest SUITE.xml --write-heavy tests/heavy.txt\n")
 
 
 def heavy_files(found: list[Timing], top: int) -> list[str]:

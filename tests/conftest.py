@@ -168,13 +168,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 class _HeaviestFirst:
     @pytest.hookimpl(trylast=True)  # after pytest groups by fixtures and ``-m`` deselects
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        """Move the files ``tests/heavy.txt`` lists to the front, heaviest first, each file's tests together
-        and in their order: with ``--dist worksteal`` (``make test``) the long tests start early and the other
-        worker takes short ones from the end of the queue, so the two finish together. Every process sorts
-        the same collection the same way, as pytest-xdist requires."""
-        rank = {path: i for i, path in enumerate(_listed(_HEAVY_LIST))}
-        last = len(rank)
-        items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], last))  # stable: the rest keep order
+        """Move the files and folders ``tests/heavy.txt`` lists to the front, heaviest first, each one's tests
+        together and in their order: with ``--dist worksteal`` (``make test``) one worker starts with the long
+        tests and the other takes short ones from the end of its queue, so the two finish together, and a
+        folder's session fixtures (the UI's team, the MCP team, the harness slot) are built by one worker only.
+        Every process sorts the same collection the same way, as pytest-xdist requires."""
+        listed = _listed(_HEAVY_LIST)
+        last = len(listed)
+
+        def rank(item: pytest.Item) -> int:
+            path = item.nodeid.split("::", 1)[0]
+            return next((i for i, entry in enumerate(listed) if path == entry
+                         or (entry.endswith("/") and path.startswith(entry))), last)
+
+        items.sort(key=rank)  # stable: the rest keep their order
 
 
 def pytest_configure(config: pytest.Config) -> None:
