@@ -15,13 +15,13 @@ $(STAMP): pyproject.toml
 test: $(STAMP)
 	$(BIN)/ruff check gitive tests testing benchmarks examples
 	$(BIN)/lint-imports --no-logo
-	$(BIN)/python -m pytest -q -n auto
+	$(BIN)/python -m pytest -q -n auto --dist worksteal
 
 # The development loop: everything but the tests tests/slow.txt lists (measured: a second or more each).
 test-fast: $(STAMP)
 	$(BIN)/ruff check gitive tests testing benchmarks examples
 	$(BIN)/lint-imports --no-logo
-	$(BIN)/python -m pytest -q -n auto -m "not slow"
+	$(BIN)/python -m pytest -q -n auto --dist worksteal -m "not slow"
 
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py

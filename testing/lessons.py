@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from gitive.lessons.gate import AGENT_ENV
-from testing import fixtures, people
-from testing.machines import Machine
+from testing import fixtures, people, teams
+from testing.machines import Fleet, Machine, share_file
 
 GITIVE = Path(sys.executable).with_name("gitive")
 
@@ -205,3 +205,17 @@ def reachable_blobs(repo: Path | str) -> dict[str, bytes]:
     store = pygit2.Repository(str(repo))
     objs = (store[i] for i in dict.fromkeys(ids))
     return {str(o.id): o.data for o in objs if isinstance(o, pygit2.Blob)}
+
+
+def _trio(live: Path) -> None:
+    fleet = Fleet(live / teams.FLEET)
+    remote = fixtures.init_bare(live / teams.REMOTE)
+    share_file(fleet.team(remote, ("alice", "a"), ("bob", "b"), ("carol", "c")))
+
+
+def restored_trio(place: teams.Place) -> list[Machine]:
+    """Machines a (alice, founder and project owner), b (bob) and c (carol) around ``place.live``'s remote, all
+    synced, sharing ``api.proto``: founded once per test process, restored for each test (``testing.teams``)."""
+    place.restore("lessons-trio", _trio)
+    fleet = Fleet(place.live / teams.FLEET)
+    return [fleet.known(name) for name in ("a", "b", "c")]

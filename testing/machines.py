@@ -226,6 +226,20 @@ def alice_and_bob(base: Path) -> Iterator[tuple[Machine, Machine, Path]]:
         yield alice, bob, remote
 
 
+def restored_alice_and_bob(place: Any) -> tuple[Machine, Machine, Path]:
+    """:func:`alice_and_bob`'s team at ``place.live`` (a ``testing.teams.Place``): founded once per test
+    process and restored for each test, with the paths and ids a founding there would have."""
+    from testing import teams
+
+    def build(live: Path) -> None:
+        remote = fixtures.init_bare(live / teams.REMOTE)
+        share_file(Fleet(live / teams.FLEET).team(remote, ("alice", "a"), ("bob", "b")))
+
+    place.restore("alice-and-bob", build)
+    fleet = Fleet(place.live / teams.FLEET)
+    return fleet.known("a"), fleet.known("b"), place.live / teams.REMOTE
+
+
 def on_index(machine: Machine, fn: Any) -> Any:
     """``fn(hive, conn)`` on ``machine``'s index, caught up with its refs."""
     from gitive.index import db

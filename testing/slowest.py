@@ -4,6 +4,7 @@
     python -m pytest -q -n auto --junitxml=/tmp/suite.xml
     python -m testing.slowest /tmp/suite.xml --top 20         # the table for a report
     python -m testing.slowest /tmp/suite.xml --write tests/slow.txt
+    python -m testing.slowest /tmp/suite.xml --write-heavy tests/heavy.txt   # what `make test` starts with
 
 A test is slow when one run of it (setup, call and teardown, as JUnit counts them) takes ``--threshold``
 seconds or more; a parametrized test is listed once, by its function. A file most of whose tests are slow is
@@ -62,18 +63,36 @@ def slow_lines(found: list[Timing], threshold: float) -> list[str]:
     return lines
 
 
+HEAVY_HEADER = ("# What the suite runs first, heaviest first: files, or folders (ending in /) whose session fixtures are\n"
+                "# costly, so one worker builds them. The long tests start early and the two workers end together\n"
+                "# (a 30-second test starting last adds 30 seconds). Draft from a full run, then group by folder:\n"
+                "# python -m testing.slowest SUITE.xml --write-heavy tests/heavy.txt\n")
+
+
+def heavy_files(found: list[Timing], top: int) -> list[str]:
+    """The ``top`` files with the most test time, heaviest first."""
+    per_file: dict[str, float] = defaultdict(float)
+    for t in found:
+        per_file[t.nodeid.split("::", 1)[0]] += t.seconds
+    return sorted(per_file, key=lambda f: -per_file[f])[:top]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("junit", type=Path)
     parser.add_argument("--top", type=int, default=0, help="print the N slowest tests")
     parser.add_argument("--threshold", type=float, default=1.0, help="seconds that make a test slow")
     parser.add_argument("--write", type=Path, help="write the slow list here")
+    parser.add_argument("--write-heavy", type=Path, help="write the heaviest files, heaviest first, here")
+    parser.add_argument("--heavy", type=int, default=40, help="how many files --write-heavy lists")
     args = parser.parse_args(argv)
     found = timings(args.junit)
     for t in found[:args.top]:
         print(f"| {t.seconds:7.1f} s | `{t.nodeid}` |")
     if args.write:
         args.write.write_text(HEADER + "".join(line + "\n" for line in slow_lines(found, args.threshold)))
+    if args.write_heavy:
+        args.write_heavy.write_text(HEAVY_HEADER + "".join(f + "\n" for f in heavy_files(found, args.heavy)))
     total = sum(t.seconds for t in found)
     fast = sum(t.seconds for t in found if t.seconds < args.threshold)
     print(f"{len(found)} tests, {total:.0f} s of test time; under {args.threshold} s each: "

@@ -145,16 +145,44 @@ def run_git() -> Callable[..., str]:
 
 
 _SLOW_LIST = Path(__file__).with_name("slow.txt")
+_HEAVY_LIST = Path(__file__).with_name("heavy.txt")
+
+
+def _listed(path: Path) -> list[str]:
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [ln.strip() for ln in lines if ln.strip() and not ln.startswith("#")]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark ``slow`` what ``tests/slow.txt`` (measured by ``testing.slowest``) lists: a folder (ending in
     ``/``), a file or a test function. ``make test-fast`` deselects them; ``make test`` runs everything."""
-    lines = _SLOW_LIST.read_text().splitlines() if _SLOW_LIST.exists() else []
-    listed = {ln.strip() for ln in lines if ln.strip() and not ln.startswith("#")}
+    listed = set(_listed(_SLOW_LIST))
     folders = tuple(ln for ln in listed if ln.endswith("/"))
     for item in items:
         function = item.nodeid.split("[", 1)[0]
         path = function.split("::", 1)[0]
         if function in listed or path in listed or path.startswith(folders):
             item.add_marker(pytest.mark.slow)
+
+
+class _HeaviestFirst:
+    @pytest.hookimpl(trylast=True)  # after pytest groups by fixtures and ``-m`` deselects
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        """Move the files and folders ``tests/heavy.txt`` lists to the front, heaviest first, each one's tests
+        together and in their order: with ``--dist worksteal`` (``make test``) one worker starts with the long
+        tests and the other takes short ones from the end of its queue, so the two finish together, and a
+        folder's session fixtures (the UI's team, the MCP team, the harness slot) are built by one worker only.
+        Every process sorts the same collection the same way, as pytest-xdist requires."""
+        listed = _listed(_HEAVY_LIST)
+        last = len(listed)
+
+        def rank(item: pytest.Item) -> int:
+            path = item.nodeid.split("::", 1)[0]
+            return next((i for i, entry in enumerate(listed) if path == entry
+                         or (entry.endswith("/") and path.startswith(entry))), last)
+
+        items.sort(key=rank)  # stable: the rest keep their order
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_HeaviestFirst(), "gitive-heaviest-first")

@@ -9,21 +9,17 @@ from pathlib import Path
 import pygit2
 import pytest
 from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
 
 from gitive.cli.main import run
 from gitive.core import records
 from gitive.store import logs
-from testing import people
+from testing import people, schemas
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "refs_schema"
 
 
 def _validator() -> Draft202012Validator:
-    registry = Registry()
-    for path in SCHEMAS.glob("*.schema.json"):
-        registry = registry.with_resource(path.name, Resource.from_contents(json.loads(path.read_text())))
-    return Draft202012Validator(json.loads((SCHEMAS / "entry.schema.json").read_text()), registry=registry)
+    return schemas.validator()
 
 
 def test_every_record_kind_has_a_schema_in_the_entry_union() -> None:

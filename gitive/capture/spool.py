@@ -292,10 +292,20 @@ def reclaim(sdir: Path) -> list[tuple[str, int]]:
 # --- prepared per repository: the card and the file matches --------------------------------------------------
 
 
-def write_json(path: Path, value: Any) -> None:
+def write_json(path: Path, value: Any, *, if_changed: bool = False) -> None:
+    """Write ``value`` to ``path`` atomically (a temp file renamed over it). ``if_changed``: leave a file that
+    already holds exactly these bytes alone (most of a repository's 256 file-match shards stay the same when
+    one lesson changes; reading one is far cheaper than writing and renaming it)."""
+    text = json.dumps(value, ensure_ascii=False)
+    if if_changed:
+        try:
+            if path.read_text(encoding="utf-8") == text:
+                return
+        except (OSError, UnicodeDecodeError):
+            pass
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(value, ensure_ascii=False), encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
 
 

@@ -162,9 +162,23 @@ def run(argv: list[str] | None = None) -> int:
         hive.on_open(None)
 
 
+# The Click command Typer builds from ``app``, per set of registered modules: building it inspects every
+# command's signature (tens of milliseconds), and a process that runs the CLI more than once (the test suite runs
+# it in-process thousands of times) would pay that on every call. Registration only ever adds modules.
+_commands: dict[frozenset[str], typer.core.TyperGroup] = {}
+
+
+def _command() -> typer.core.TyperGroup:
+    key = frozenset(_registered)
+    command = _commands.get(key)
+    if command is None:
+        command = _commands[key] = typer.main.get_command(app)
+    return command
+
+
 def _run(argv: list[str] | None) -> int:
     try:
-        result = app(args=argv, prog_name="gitive", standalone_mode=False)
+        result = _command().main(args=argv, prog_name="gitive", standalone_mode=False)
     except typer.Exit as exc:
         return exc.exit_code
     except TyperException as exc:  # usage errors: typer bundles its own click, whose exceptions derive from it

@@ -141,7 +141,7 @@ def _write_repo(conn: sqlite3.Connection, found: locate.Located) -> None:
     for path, hits in table.items():
         buckets[spool.bucket_of(path)][path] = hits
     for bucket, paths in buckets.items():
-        spool.write_json(folder / "files" / f"{bucket}.json", paths)
+        spool.write_json(folder / "files" / f"{bucket}.json", paths, if_changed=True)
     spool.write_json(folder / "files" / "meta.json", {"complete": complete, "made": now_ms(), "files": len(table)})
     _signatures[str(found.toplevel)] = signature
 

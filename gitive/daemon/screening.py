@@ -468,14 +468,25 @@ def load_rule(path: Path) -> Rule:
     Raises:
         RuleError: anything wrong with the file, in one line.
     """
-    data = _read_yaml(path)
+    rule, unknown = _load_rule(path, _read_text(path))
+    for key in unknown:
+        log.warning("rule file %s: unknown key %r ignored", path, key)
+    return rule
+
+
+@functools.lru_cache(maxsize=128)
+def _load_rule(path: Path, text: str) -> tuple[Rule, tuple[str, ...]]:
+    """The rule ``text`` (read from ``path``) defines, and its unknown keys. Parsing the YAML and checking the
+    examples cost tens of milliseconds a rule; a process that starts several daemons or gates (a test run, the
+    anchor) reads the same files again, so the result is kept per path and exact text. A file that fails
+    raises every time (exceptions are not cached)."""
+    data = _read_yaml(path, text)
     for key, kind in RULE_KEYS.items():
         if key not in data:
             raise RuleError(path, f"missing key {key!r}")
         if not isinstance(data[key], kind):
             raise RuleError(path, f"{key!r} must be a {_KIND_NAMES[kind]}, not {type(data[key]).__name__}")
-    for key in sorted(set(data) - set(RULE_KEYS) - set(OPTIONAL_KEYS)):
-        log.warning("rule file %s: unknown key %r ignored", path, key)
+    unknown = tuple(sorted(set(data) - set(RULE_KEYS) - set(OPTIONAL_KEYS)))
     if not _RULE_ID.match(data["id"]):
         raise RuleError(path, f"id {data['id']!r} must be lower-case letters, digits and . _ / - (at most 128)")
     if data["severity"] not in SEVERITIES:
@@ -491,21 +502,26 @@ def load_rule(path: Path) -> Rule:
     problems = check_examples(rule)
     if problems:
         raise RuleError(path, problems[0])
-    return rule
+    return rule, unknown
 
 
 _KIND_NAMES = {str: "string", dict: "mapping", list: "list"}
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
-    import yaml
-
+def _read_text(path: Path) -> str:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return path.read_text(encoding="utf-8")
     except OSError as exc:
         raise RuleError(path, f"cannot be read ({exc.strerror})") from None
     except UnicodeDecodeError:
         raise RuleError(path, "is not UTF-8 text") from None
+
+
+def _read_yaml(path: Path, text: str) -> dict[str, Any]:
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from testing import teams
 from testing.bodies import reachable_text
-from testing.lessons import confirmed, index_db, reviewed_with_edit
-from testing.machines import Fleet, Machine, share_file
+from testing.lessons import confirmed, index_db, restored_trio, reviewed_with_edit
+from testing.machines import Machine
 
 ORIGINAL = "Customer zebracorp-4471 still calls the legacy endpoint"
 EDIT = "Customer zebracorp-4471 (Zebra Corp) still calls the legacy v1 endpoint"
@@ -22,10 +23,14 @@ TEXTS = [ORIGINAL, EDIT, LATE_EDIT]
 
 
 @pytest.fixture
-def trio(tmp_path: Path, bare_remote: Path) -> list[Machine]:
-    machines = Fleet(tmp_path / "fleet").team(bare_remote, ("alice", "a"), ("bob", "b"), ("carol", "c"))
-    share_file(machines)
-    return machines
+def trio(place: teams.Place) -> list[Machine]:
+    """alice a, bob b and carol c sharing ``api.proto`` (restored, not founded again: ``testing.lessons``)."""
+    return restored_trio(place)
+
+
+@pytest.fixture
+def bare_remote(place: teams.Place) -> Path:
+    return place.live / teams.REMOTE
 
 
 def _git_dirs(machines: list[Machine], remote: Path) -> list[str]:

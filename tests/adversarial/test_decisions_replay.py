@@ -14,19 +14,19 @@ import pytest
 from gitive.core.clock import now_ms
 from gitive.store import logs, refs
 from testing.lessons import propose
-from testing.machines import Machine, alice_and_bob
+from testing.machines import Machine, restored_alice_and_bob
 
 HOUR = 3_600_000
 
 
 @pytest.fixture
-def team(tmp_path: Any) -> list[Machine]:
-    """alice (admin) and bob; a lesson by bob that alice has approved and then rejected."""
-    with alice_and_bob(tmp_path) as (alice, bob, _):
-        propose(bob, "Run make gen after editing api.proto")
-        bob.ok("sync")
-        alice.ok("sync")
-        yield [alice, bob]
+def team(place: Any) -> list[Machine]:
+    """alice (admin) and bob (restored, not founded again); a lesson by bob."""
+    alice, bob, _ = restored_alice_and_bob(place)
+    propose(bob, "Run make gen after editing api.proto")
+    bob.ok("sync")
+    alice.ok("sync")
+    return [alice, bob]
 
 
 def _reviews_by(machine: Machine) -> list[tuple[str, dict[str, Any]]]:

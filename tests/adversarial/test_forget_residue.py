@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from testing.lessons import confirmed, index_db, reviewed_with_edit
-from testing.machines import Fleet, Machine, share_file
+from testing import teams
+from testing.lessons import confirmed, index_db, restored_trio, reviewed_with_edit
+from testing.machines import Machine
 from testing.residue import file_hits, object_hits, ref_hits
 
 ORIGINAL = "Customer zebracorpq still calls the legacy endpoint"
@@ -25,10 +26,14 @@ NEEDLES = [ORIGINAL, EDIT, "zebracorpq", "wombatdraxx"]
 
 
 @pytest.fixture
-def trio(tmp_path: Path, bare_remote: Path) -> list[Machine]:
-    machines = Fleet(tmp_path / "fleet").team(bare_remote, ("alice", "a"), ("bob", "b"), ("carol", "c"))
-    share_file(machines)
-    return machines
+def trio(place: teams.Place) -> list[Machine]:
+    """alice a, bob b and carol c sharing ``api.proto`` (restored, not founded again: ``testing.lessons``)."""
+    return restored_trio(place)
+
+
+@pytest.fixture
+def bare_remote(place: teams.Place) -> Path:
+    return place.live / teams.REMOTE
 
 
 def _residue(machines: list[Machine], remote: Path) -> dict[str, object]:

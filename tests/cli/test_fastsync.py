@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gitive.cli import fastsync
-from testing.machines import Fleet, Machine
+from testing.machines import Machine
 
 
 def _fast(machine: Machine, monkeypatch: pytest.MonkeyPatch, *argv: str) -> tuple[int | None, str]:
@@ -23,11 +23,11 @@ def _fast(machine: Machine, monkeypatch: pytest.MonkeyPatch, *argv: str) -> tupl
 
 
 @pytest.fixture
-def pair(tmp_path: Path, bare_remote: Path) -> list[Machine]:
-    team = Fleet(tmp_path / "fleet").team(bare_remote, ("alice", "lap"), ("bob", "desk"))
-    for m in team:
+def pair(pair: list[Machine]) -> list[Machine]:
+    """The CLI tests' pair (alice founded, bob joined; restored, not founded again: tests/cli/conftest.py)."""
+    for m in pair:
         m.ok("sync")  # settle: every ref ingested, upkeep stamp written
-    return team
+    return pair
 
 
 def test_nothing_new_is_answered_without_the_full_command(pair, monkeypatch) -> None:

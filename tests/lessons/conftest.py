@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from testing import fixtures, teams
+from testing.lessons import restored_trio
 from testing.machines import Fleet, Machine, share_file
 
 PROTO = "api.proto"
@@ -28,12 +29,6 @@ def bare_remote(place: teams.Place) -> Path:
     return place.remote()
 
 
-def _trio(live: Path) -> None:
-    fleet = Fleet(live / teams.FLEET)
-    remote = fixtures.init_bare(live / teams.REMOTE)
-    share_file(fleet.team(remote, ("alice", "a"), ("bob", "b"), ("carol", "c")))
-
-
 def _founder(live: Path) -> None:
     fleet = Fleet(live / teams.FLEET)
     remote = fixtures.init_bare(live / teams.REMOTE)
@@ -43,8 +38,7 @@ def _founder(live: Path) -> None:
 @pytest.fixture
 def trio(place: teams.Place, fleet: Fleet, bare_remote: Path) -> list[Machine]:
     """Machines A (alice, founder and project owner), B (bob) and C (carol), all synced, with ``api.proto``."""
-    place.restore("lessons-trio", _trio)
-    return [fleet.known(name) for name in ("a", "b", "c")]
+    return restored_trio(place)
 
 
 @pytest.fixture

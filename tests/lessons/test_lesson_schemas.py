@@ -9,12 +9,11 @@ from typing import Any
 
 import pygit2
 from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
 
 from gitive.capture import events
 from gitive.store import bodies, logs
 from gitive.store.snapshots import FANOUT, FLAT
-from testing import live, sealed
+from testing import live, schemas, sealed
 from testing.lessons import PASSPHRASE_ANSWER, as_person, confirmed, propose
 from testing.machines import Machine
 
@@ -27,10 +26,7 @@ SCHEMAS = Path(__file__).resolve().parents[2] / "refs_schema"
 
 
 def _validator(name: str = "entry.schema.json") -> Draft202012Validator:
-    registry = Registry()
-    for path in SCHEMAS.glob("*.schema.json"):
-        registry = registry.with_resource(path.name, Resource.from_contents(json.loads(path.read_text())))
-    return Draft202012Validator(json.loads((SCHEMAS / name).read_text()), registry=registry)
+    return schemas.validator(name)
 
 
 def _check_store(path: Path, entries: Draft202012Validator, body: Draft202012Validator,
