@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitive.core.clock import now_ms
-from gitive.index import lesson_files, lesson_terms, words
+from gitive.index import admitted, lesson_files, lesson_terms, words
 from gitive.lessons import recall_context
 from gitive.lessons.recall_context import SessionContext
 from gitive.lessons.recall_present import (
@@ -138,20 +138,22 @@ class _Row(NamedTuple):
     successes: int
 
 
-# Eligible candidates: visible, in an allowed state, with a text to show (their own or a reviewer's edit).
-# CROSS JOIN keeps the plan on the candidate list (a state IN list would otherwise tempt the planner to walk
-# every lesson of that state).
+# Eligible candidates: visible (admitted: ``admitted.where``, what ``visible_lessons`` shows, where a clean
+# member's lesson needs no look at its entry), in an allowed state, with a text to show (their own or a
+# reviewer's edit). CROSS JOIN keeps the plan on the candidate list (a state IN list would otherwise tempt the
+# planner to walk every lesson of that state).
 _ROWS = """
     SELECT l.id, l.scope_kind, l.scope_value, l.at, COALESCE(st.citations, 0), COALESCE(st.successes, 0)
-    FROM json_each(?1) j CROSS JOIN visible_lessons l ON l.id = j.value CROSS JOIN lesson_status s ON s.lesson = l.id
+    FROM json_each(?1) j CROSS JOIN lessons l ON l.id = j.value CROSS JOIN lesson_status s ON s.lesson = l.id
     LEFT JOIN lesson_stats st ON st.lesson = l.id
-    WHERE s.state IN (SELECT value FROM json_each(?2))
+    WHERE s.state IN (SELECT value FROM json_each(?2)) AND {admitted}
       AND EXISTS (SELECT 1 FROM lesson_text t WHERE t.lesson = l.id)
 """
 
 
 def _rows(conn: sqlite3.Connection, ids: Iterable[str], states: tuple[str, ...]) -> list[_Row]:
-    return [_Row(*row) for row in conn.execute(_ROWS, (json.dumps(sorted(ids)), json.dumps(states)))]
+    sql = _ROWS.format(admitted=admitted.where(conn, "l", few=True))
+    return [_Row(*row) for row in conn.execute(sql, (json.dumps(sorted(ids)), json.dumps(states)))]
 
 
 def scope_key(scope: str, value: str, project: str | None) -> str:

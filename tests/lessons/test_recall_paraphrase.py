@@ -271,10 +271,11 @@ def test_a_busy_file_contributes_only_its_newest_citing_lessons(hive: Hive, monk
 # --------------------------------------------------------------------------------- indexed lookups only
 
 # What may be scanned: the JSON lists of candidates, CTEs over them, the FTS5 match, SQLite's one-row-per-table
-# sqlite_sequence (and the roster's few rows, aliased m, which a CTE of FTS matches shares its name with).
-# Anything else is a table walked row by row.
+# sqlite_sequence and its schema (sqlite_master: which admission rule the index holds, gitive/index/admitted.py)
+# (and the roster's few rows, aliased m, which a CTE of FTS matches shares its name with). Anything else is a
+# table walked row by row.
 _SCAN = re.compile(r"\bSCAN (\w+)")
-_MAY_SCAN = {"j", "json_each", "q", "top", "per", "scored", "m", "lesson_fts", "sqlite_sequence"}
+_MAY_SCAN = {"j", "json_each", "q", "top", "per", "scored", "m", "lesson_fts", "sqlite_sequence", "sqlite_master"}
 
 
 def _plans(conn: sqlite3.Connection, call: Callable[[], Any]) -> list[str]:
