@@ -1,6 +1,6 @@
 """Recall benchmark: ranking quality on two labelled sets, against BM25 and BM25 + files baselines, and latency.
 
-    .venv/bin/python benchmarks/recall.py                         # both sets + 10,000 lessons, the default backend
+    .venv/bin/python benchmarks/recall.py                         # all three sets + 10,000 lessons, the default backend
     .venv/bin/python benchmarks/recall.py --model off             # lexical only
     .venv/bin/python benchmarks/recall.py --model DIR             # another dense model (a model2vec directory)
     .venv/bin/python benchmarks/recall.py --set blind --total 0 --misses   # one set, quality only, the misses
@@ -8,10 +8,12 @@
 
 What it does:
 
-1. Labelled sets: ``data/recall_hard.yaml`` (lessons and questions by one author, with rephrasings) and the
+1. Labelled sets: ``data/recall_hard.yaml`` (lessons and questions by one author, with rephrasings), the
    blind set (``data/recall_blind_lessons.yaml``, with questions in ``data/recall_blind_questions.yaml`` by a
-   writer who saw only a one-line summary of each lesson; split dev/test at random with ``SPLIT_SEED``). Each
-   is cached as a hive: a bare remote and a clone holding every cited file, one commit per lesson whose
+   writer who saw only a one-line summary of each lesson; split dev/test at random with ``SPLIT_SEED``) and
+   blind3 (the same lessons, questions in ``data/recall_blind3_questions.yaml`` by another writer from the
+   summaries alone, written after every choice of the ranking: all of it test, used for no choice). Each
+   lesson set is cached as a hive: a bare remote and a clone holding every cited file, one commit per lesson whose
    evidence is a commit, a team founded with ``gitive init``, then every lesson written through the real
    ``propose`` (in its own project: the clone's ``origin`` is pointed at each project's URL in turn) and
    approved through ``review``. Older versions are superseded, a few lessons stay proposed.
@@ -21,7 +23,7 @@ What it does:
    (the hard set has them); the same with the dense backend. Baselines in the same run: plain BM25 over text,
    applicability and tags (FTS5, porter), and BM25 plus file overlap. recall@5, MRR and hit@1 over the first
    ten, per category (paraphrase, low word overlap, task start, applicability, superseded, error paste,
-   sibling project, busy files, at most one shared word), and both sets side by side.
+   sibling project, busy files, at most one shared word), and the sets side by side.
 3. Dense build: every shown lesson embedded afresh, timed against the lexical index build from git when
    ``--rebuild-index`` times it in the same run.
 4. Scale (cached): the hard hive grown to ``--total`` lessons with synthetic ones written as ``propose``
@@ -54,7 +56,10 @@ import _common as c
 HERE = Path(__file__).resolve().parent / "data"
 # Each labelled set: its lessons (and questions, when in the same file), and its questions' file when apart.
 SETS = {"hard": (HERE / "recall_hard.yaml", None),
-        "blind": (HERE / "recall_blind_lessons.yaml", HERE / "recall_blind_questions.yaml")}
+        "blind": (HERE / "recall_blind_lessons.yaml", HERE / "recall_blind_questions.yaml"),
+        "blind3": (HERE / "recall_blind_lessons.yaml", HERE / "recall_blind3_questions.yaml")}
+HIVES = {"hard": "hard", "blind": "blind", "blind3": "blind"}  # the cached hive of each set's lessons
+HOLD_OUT = {"blind3"}  # every question a test question: written after the ranking's last choice, used for none
 SPLIT_SEED = 20  # the blind set's dev/test split: drawn once with this seed, before any result was looked at
 FORMAT_VERSION = 6  # bump when the data set or how it is written changes, so old caches are not reused
 DAY_MS = 86_400_000
@@ -73,14 +78,14 @@ BASELINE = "baseline: plain BM25"  # one FTS5 statement over an in-memory table 
 # ----------------------------------------------------------------------------------------------- the set
 
 
-def load(path: Path, questions: Path | None = None) -> dict[str, Any]:
+def load(path: Path, questions: Path | None = None, hold_out: bool = False) -> dict[str, Any]:
     """A set, with every question's categories (``cats``) and split; the shared-word count is recounted,
     never taken on trust from the file. A set whose questions come apart (the blind set) is split dev/test at
-    random with ``SPLIT_SEED``, half each."""
+    random with ``SPLIT_SEED``, half each; a hold-out is test only."""
     data = yaml.safe_load(path.read_text())
     if questions is not None:
         data["questions"] = yaml.safe_load(questions.read_text())["questions"]
-        _split(data["questions"])
+        _split(data["questions"], hold_out)
     lessons = {lesson["key"]: lesson for lesson in data["lessons"]}
     replaced = {x["replaced_by"] for x in data["lessons"] if x.get("replaced_by")}
     for q in data["questions"]:
@@ -93,9 +98,13 @@ def load(path: Path, questions: Path | None = None) -> dict[str, Any]:
     return data
 
 
-def _split(questions: list[dict[str, Any]]) -> None:
+def _split(questions: list[dict[str, Any]], hold_out: bool) -> None:
     import random
 
+    if hold_out:
+        for q in questions:
+            q["split"] = "test"
+        return
     order = list(range(len(questions)))
     random.Random(SPLIT_SEED).shuffle(order)
     for rank, n in enumerate(order):
@@ -442,8 +451,9 @@ def print_quality(title: str, found: Ranks) -> dict[str, dict[str, dict[str, flo
     print(f"  {'mode':47} {'dev r@5':>8} {'MRR':>6} {'hit@1':>6}   {'test r@5':>8} {'MRR':>6} {'hit@1':>6}")
     for mode, splits in found.items():
         dev, test = (summarize([r for _, r in splits.get(s, [])]) for s in ("dev", "test"))
-        print(f"  {mode:47} {dev['recall@5']:8.3f} {dev['mrr']:6.3f} {dev['hit@1']:6.3f}   "
-              f"{test['recall@5']:8.3f} {test['mrr']:6.3f} {test['hit@1']:6.3f}")
+        shown = (f"{dev['recall@5']:8.3f} {dev['mrr']:6.3f} {dev['hit@1']:6.3f}" if dev["n"]
+                 else f"{'-':>8} {'-':>6} {'-':>6}")  # a hold-out has no dev split
+        print(f"  {mode:47} {shown}   {test['recall@5']:8.3f} {test['mrr']:6.3f} {test['hit@1']:6.3f}")
     test_of = {m: summarize([r for _, r in found[m]["test"]]) for m in found}
     lexical = test_of[LEXICAL]["recall@5"]
     print(f"  lexical path on test: recall@5 {lexical:.3f} [target >= 0.85: {c.target(lexical >= 0.85)}]; "
@@ -714,9 +724,9 @@ def dense_build(conn: sqlite3.Connection, backend: Any, lexical_build: float | N
 
 
 def side_by_side(tables: dict[str, dict[str, Any]]) -> None:
-    """Test figures of both sets in one table: recall@5, MRR and hit@1 per category, for BM25 + files, the
+    """Test figures of every set in one table: recall@5, MRR and hit@1 per category, for BM25 + files, the
     lexical path and the dense path."""
-    print("\nboth sets side by side (test split): recall@5 / MRR / hit@1 (questions)")
+    print("\nthe sets side by side (test split; blind3 all of it): recall@5 / MRR / hit@1 (questions)")
     columns = [(name, mode) for name in tables for mode in (BM25_FILES, LEXICAL, DENSE) if mode in tables[name]]
     short = {BM25_FILES: "BM25+files", LEXICAL: "lexical", DENSE: "dense"}
     print(f"  {'category':14}" + "".join(f" {name + ' ' + short[mode]:>26}" for name, mode in columns))
@@ -731,7 +741,7 @@ def side_by_side(tables: dict[str, dict[str, Any]]) -> None:
 
 
 def labelled_hive(args: argparse.Namespace, name: str, data: dict[str, Any]) -> tuple[Path, dict[str, Any]]:
-    path = args.cache / f"recall-v{FORMAT_VERSION}-{name}-labelled"
+    path = args.cache / f"recall-v{FORMAT_VERSION}-{HIVES[name]}-labelled"
     with c.step(f"{name} labelled hive ({path})"):
         meta = load_or_build(path, lambda: build_labelled(path, data), args.regenerate, data["digest"])
     plain, with_symptoms = shared_words(data)
@@ -747,7 +757,7 @@ def labelled_hive(args: argparse.Namespace, name: str, data: dict[str, Any]) -> 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--set", choices=[*SETS, "both"], default="both", help="which labelled set(s)")
+    parser.add_argument("--set", choices=[*SETS, "all"], default="all", help="which labelled set(s)")
     parser.add_argument("--total", type=int, default=10_000, help="lessons in the scale run (0: skip it)")
     parser.add_argument("--dense-files", type=int, default=0,
                         help="also a run at this many lessons citing three files each (issue 9: 50000)")
@@ -764,8 +774,9 @@ def main(argv: list[str] | None = None) -> int:
                              "index is migrated in place)")
     args = parser.parse_args(argv)
 
-    names = list(SETS) if args.set == "both" else [args.set]
-    sets = {name: load(*SETS[name]) for name in names if SETS[name][1] is None or SETS[name][1].exists()}
+    names = list(SETS) if args.set == "all" else [args.set]
+    sets = {name: load(*SETS[name], name in HOLD_OUT) for name in names
+            if SETS[name][1] is None or SETS[name][1].exists()}
     args.cache.mkdir(parents=True, exist_ok=True)
     c.hermetic_git(args.cache / "env")
     backend = backend_for(args.model)

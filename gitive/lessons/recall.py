@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitive.core.clock import now_ms
-from gitive.index import lesson_files, lesson_terms, words
+from gitive.index import admitted, lesson_files, lesson_terms, words
 from gitive.lessons import recall_context
 from gitive.lessons.recall_context import SessionContext
 from gitive.lessons.recall_present import (
@@ -138,20 +138,22 @@ class _Row(NamedTuple):
     successes: int
 
 
-# Eligible candidates: visible, in an allowed state, with a text to show (their own or a reviewer's edit).
-# CROSS JOIN keeps the plan on the candidate list (a state IN list would otherwise tempt the planner to walk
-# every lesson of that state).
+# Eligible candidates: visible (admitted: ``admitted.where``, what ``visible_lessons`` shows, where a clean
+# member's lesson needs no look at its entry), in an allowed state, with a text to show (their own or a
+# reviewer's edit). CROSS JOIN keeps the plan on the candidate list (a state IN list would otherwise tempt the
+# planner to walk every lesson of that state).
 _ROWS = """
     SELECT l.id, l.scope_kind, l.scope_value, l.at, COALESCE(st.citations, 0), COALESCE(st.successes, 0)
-    FROM json_each(?1) j CROSS JOIN visible_lessons l ON l.id = j.value CROSS JOIN lesson_status s ON s.lesson = l.id
+    FROM json_each(?1) j CROSS JOIN lessons l ON l.id = j.value CROSS JOIN lesson_status s ON s.lesson = l.id
     LEFT JOIN lesson_stats st ON st.lesson = l.id
-    WHERE s.state IN (SELECT value FROM json_each(?2))
+    WHERE s.state IN (SELECT value FROM json_each(?2)) AND {admitted}
       AND EXISTS (SELECT 1 FROM lesson_text t WHERE t.lesson = l.id)
 """
 
 
 def _rows(conn: sqlite3.Connection, ids: Iterable[str], states: tuple[str, ...]) -> list[_Row]:
-    return [_Row(*row) for row in conn.execute(_ROWS, (json.dumps(sorted(ids)), json.dumps(states)))]
+    sql = _ROWS.format(admitted=admitted.where(conn, "l", few=True))
+    return [_Row(*row) for row in conn.execute(sql, (json.dumps(sorted(ids)), json.dumps(states)))]
 
 
 def scope_key(scope: str, value: str, project: str | None) -> str:
@@ -233,13 +235,11 @@ def fuse_dense(lexical: Sequence[dict[str, float]], dense: Sequence[dict[str, fl
     return {k: (lex.get(k, 0.0) + weight * near.get(k, 0.0) / top) / (1 + weight) for k in lex.keys() | near.keys()}
 
 
-def _telling(conn: sqlite3.Connection, found: list[str], total: int) -> list[str]:
+def _telling(found: list[str], counts: dict[str, int] | None, total: int) -> list[str]:
     """``found`` without the words so common among the lessons that they cost a pass over much of the index
-    and tell almost nothing (kept when fewer than ``KEEP_RAREST`` words would remain: then the rarest stay)."""
-    if total < MIN_TO_PRUNE or len(found) <= KEEP_RAREST:
-        return found
-    counts = lesson_terms.frequencies(conn, found, PREFIX_MIN)
-    if counts is None:
+    and tell almost nothing (kept when fewer than ``KEEP_RAREST`` words would remain: then the rarest stay).
+    ``counts``: how many lessons contain each word (None: unknown, every word is kept)."""
+    if counts is None or total < MIN_TO_PRUNE or len(found) <= KEEP_RAREST:
         return found
     kept = [w for w in found if counts[w] <= MAX_SHARE * total]
     if len(kept) >= KEEP_RAREST:
@@ -250,41 +250,53 @@ def _telling(conn: sqlite3.Connection, found: list[str], total: int) -> list[str
 
 def _text_rankings(conn: sqlite3.Connection, phrasings: Sequence[list[str]], task: bool, pool: int,
                    by_file: Iterable[str]) -> list[dict[str, float]]:
-    """One BM25 ranking per phrasing, as positive scores (FTS5's bm25 is negative, lower is better)."""
+    """One BM25 ranking per phrasing, as positive scores (FTS5's bm25 is negative, lower is better). How
+    common each word is is read once for the words of every phrasing (they share most of them)."""
     weights = BM25_TASK if task else BM25_SYMPTOM
     extra = list(by_file)
     total = lesson_terms.shown(conn)
+    asked = list(dict.fromkeys(w for found in phrasings if len(found) > KEEP_RAREST for w in found))
+    counts = lesson_terms.frequencies(conn, asked, PREFIX_MIN) if asked and total >= MIN_TO_PRUNE else None
     out = []
     for found in phrasings:
-        ranking = _text_candidates(conn, match_expression(_telling(conn, found, total)), weights, pool, extra)
+        ranking = _text_candidates(conn, match_expression(_telling(found, counts, total)), weights, pool, extra)
         out.append({k: -v for k, v in ranking.items()})
     return out
 
 
+def _score(row: _Row, text: float, overlap: float, project: str | None, now: int) -> float:
+    """The sum of ``_signals``' contributions (the same additions in the same order, so the same float),
+    without the reasons: every candidate is scored, only the returned page is explained."""
+    score = W_TEXT * text if text > 0 else 0.0
+    if overlap > 0:
+        score += W_FILE * overlap
+    score += W_SCOPE[scope_key(row.scope, row.project, project)]
+    if row.citations:
+        score += W_OUTCOME * ((row.successes + 1) / (row.citations + 2) - 0.5)
+    return score + W_AGE * math.pow(2, -max(0, (now - row.at) // DAY_MS) / AGE_HALF_LIFE_DAYS)
+
+
+# (score, row, signals added to its own by the ranking itself), best first
 Ranked = list[tuple[float, "_Row", list[tuple[float, str]]]]
 
 
 def _ranked(rows: list[_Row], text: dict[str, float], overlap: dict[str, float], project: str | None,
             now: int) -> Ranked:
-    """(score, row, signals) per row, best first."""
-    ranked = []
-    for row in rows:
-        parts = _signals(row, text.get(row.lesson, 0.0), overlap.get(row.lesson, 0.0), project, now)
-        ranked.append((sum(p[0] for p in parts), row, parts))
+    """(score, row, no added signals) per row, best first."""
+    ranked: Ranked = [(_score(row, text.get(row.lesson, 0.0), overlap.get(row.lesson, 0.0), project, now), row, [])
+                      for row in rows]
     ranked.sort(key=lambda r: (-r[0], r[1].lesson))
     return ranked
 
 
-def _lexically(ranked: Ranked, text: dict[str, float], lexical: dict[str, float]) -> Ranked:
-    """``ranked`` as the lexical text figure alone would rank it: only the text signal differs, so each score
-    is shifted by the difference rather than every signal computed again."""
-    again = [(score + W_TEXT * (lexical.get(row.lesson, 0.0) - text.get(row.lesson, 0.0)), row, parts)
-             for score, row, parts in ranked]
-    again.sort(key=lambda r: (-r[0], r[1].lesson))
-    return again
+def _lexical_first(ranked: Ranked, text: dict[str, float], lexical: dict[str, float]) -> _Row:
+    """The first of ``ranked`` as the lexical text figure alone would rank it: only the text signal differs,
+    so each score is shifted by the difference rather than every signal computed again."""
+    return min(((-(score + W_TEXT * (lexical.get(row.lesson, 0.0) - text.get(row.lesson, 0.0))), row.lesson), row)
+               for score, row, _ in ranked)[1]
 
 
-def _keep_lexical_first(ranked: Ranked, lexical: Ranked, similar: dict[str, float], project: str | None,
+def _keep_lexical_first(ranked: Ranked, first: _Row, similar: dict[str, float], project: str | None,
                         floor: float) -> None:
     """Put the lexical ranking's first back in front (in place) unless meaning overrules it.
 
@@ -297,7 +309,7 @@ def _keep_lexical_first(ranked: Ranked, lexical: Ranked, similar: dict[str, floa
     is what tells them apart. Below the first place the fused order stands (that is where dense lifts what
     words miss into the first five).
     """
-    first, top = lexical[0][1], ranked[0][1]
+    top = ranked[0][1]
     if top.lesson == first.lesson:
         return
     near_first, near_top = similar.get(first.lesson, 0.0), similar.get(top.lesson, 0.0)
@@ -307,9 +319,9 @@ def _keep_lexical_first(ranked: Ranked, lexical: Ranked, similar: dict[str, floa
     if unrelated and not hypothesis:
         return
     at = next(n for n, entry in enumerate(ranked) if entry[1].lesson == first.lesson)
-    score, row, parts = ranked.pop(at)
+    score, row, added = ranked.pop(at)
     lift = ranked[0][0] - score + KEEP_MARGIN
-    ranked.insert(0, (score + lift, row, [*parts, (lift, "first by its words, and not unrelated in meaning")]))
+    ranked.insert(0, (score + lift, row, [*added, (lift, "first by its words, and not unrelated in meaning")]))
 
 
 AUTO = "auto"  # search's default backend: whatever is configured or installed
@@ -387,9 +399,10 @@ def search(conn: sqlite3.Connection, query: str, *, files: Sequence[str] = (), p
     rows = _rows(conn, text.keys() | by_file.keys(), _STATES[include_proposed])
     ranked = _ranked(rows, text, overlap, project, now)
     if near is not None and dense and ranked:
-        lexical = _lexically(ranked, text, fuse(rankings))
-        _keep_lexical_first(ranked, lexical, near.similarity({ranked[0][1].lesson, lexical[0][1].lesson}),
-                            project, semantic.floor)
-    page = [(score, row.lesson, scope_key(row.scope, row.project, project) == "other-project", parts)
-            for score, row, parts in ranked[offset:offset + limit]]
+        first = _lexical_first(ranked, text, fuse(rankings))
+        _keep_lexical_first(ranked, first, near.similarity({ranked[0][1].lesson, first.lesson}), project,
+                            semantic.floor)
+    page = [(score, row.lesson, scope_key(row.scope, row.project, project) == "other-project",
+             [*_signals(row, text.get(row.lesson, 0.0), overlap.get(row.lesson, 0.0), project, now), *added])
+            for score, row, added in ranked[offset:offset + limit]]
     return present(conn, page, [w for found in phrasings for w in found], paths, now, repo)

@@ -115,7 +115,8 @@ def _check(index: sqlite3.Connection, w: dict, limit: int, offset: int) -> None:
 def _compare(index: sqlite3.Connection, limit: int, offset: int) -> None:
     fast = {r[0] for r in index.execute(f"SELECT l.id FROM lessons l WHERE {admitted.where(index, 'l')}")}
     exact = {r[0] for r in index.execute(f"SELECT l.id FROM lessons l WHERE {admitted.exact('l')}")}
-    assert fast == exact == {r[0] for r in index.execute("SELECT id FROM visible_lessons")}
+    few = {r[0] for r in index.execute(f"SELECT l.id FROM lessons l WHERE {admitted.where(index, 'l', few=True)}")}
+    assert fast == exact == few == {r[0] for r in index.execute("SELECT id FROM visible_lessons")}
 
     everything = _reference(index)
     for states in SELECTIONS:
@@ -133,3 +134,4 @@ def test_the_shortcut_is_written_for_this_index_s_admission_rule(index: sqlite3.
     slower): this fails so that whoever changed the rule brings gitive/index/admitted.py up to date."""
     assert admitted.view_digest(index) == admitted.KNOWN_VIEW
     assert admitted.where(index, "l") != admitted.exact("l")
+    assert admitted.where(index, "l", few=True) != admitted.exact("l")

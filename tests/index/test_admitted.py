@@ -15,4 +15,5 @@ def test_where_falls_back_to_the_views_own_check_when_the_view_changed(tmp_path:
         conn.execute("CREATE VIEW admitted_entries AS SELECT author, log, seq FROM entries")  # a later rule
         assert admitted.view_digest(conn) != admitted.KNOWN_VIEW
         assert admitted.where(conn, "x") == admitted.exact("x")
+        assert admitted.where(conn, "x", few=True) == admitted.exact("x")
         assert "x.author" in admitted.exact("x") and not admitted.wholesale(conn)

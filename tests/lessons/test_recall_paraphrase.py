@@ -271,10 +271,11 @@ def test_a_busy_file_contributes_only_its_newest_citing_lessons(hive: Hive, monk
 # --------------------------------------------------------------------------------- indexed lookups only
 
 # What may be scanned: the JSON lists of candidates, CTEs over them, the FTS5 match, SQLite's one-row-per-table
-# sqlite_sequence (and the roster's few rows, aliased m, which a CTE of FTS matches shares its name with).
-# Anything else is a table walked row by row.
+# sqlite_sequence and its schema (sqlite_master: which admission rule the index holds, gitive/index/admitted.py)
+# (and the roster's few rows, aliased m, which a CTE of FTS matches shares its name with). Anything else is a
+# table walked row by row.
 _SCAN = re.compile(r"\bSCAN (\w+)")
-_MAY_SCAN = {"j", "json_each", "q", "top", "per", "scored", "m", "lesson_fts", "sqlite_sequence"}
+_MAY_SCAN = {"j", "json_each", "q", "top", "per", "scored", "m", "lesson_fts", "sqlite_sequence", "sqlite_master"}
 
 
 def _plans(conn: sqlite3.Connection, call: Callable[[], Any]) -> list[str]:
@@ -370,8 +371,11 @@ def test_words_most_lessons_contain_are_left_out_of_the_query(hive: Hive, monkey
         assert counts == {"session": 5, "pool": 5, "gevent": 1, "sock": 1}  # "sock" as a prefix of "sockets"
         monkeypatch.setattr(recall, "MIN_TO_PRUNE", 1)
         total = lesson_terms.shown(conn)
-        assert recall._telling(conn, ["session", "pool", "gevent", "leaks"], total) == ["gevent", "leaks"]
-        assert recall._telling(conn, ["session", "pool"], total) == ["session", "pool"]  # too few would remain
+        asked = ["session", "pool", "gevent", "leaks"]
+        counts = lesson_terms.frequencies(conn, asked, recall.PREFIX_MIN)
+        assert recall._telling(asked, counts, total) == ["gevent", "leaks"]
+        assert recall._telling(["session", "pool"], counts, total) == ["session", "pool"]  # too few would remain
+        assert recall._telling(asked, None, total) == asked  # frequencies unknown (a query_only connection)
         found = [r["id"] for r in recall.search(conn, "session pool gevent leaks", project=project_id(hive.project),
                                                    semantic=None)]
     assert found == [rare]  # the common words no longer pull in the other lessons
