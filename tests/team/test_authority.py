@@ -1,0 +1,79 @@
+"""The authority rules no roster test reached (mutation testing of gitive/team/authority.py found them unasserted):
+the write-side refusal of a removal, seniority between two admins that removed each other, and whose person keys
+count as an admin's. Written as the member who tries what only an admin may."""
+
+from __future__ import annotations
+
+import pytest
+
+from gitive.core.roles import ADMIN, ANCHOR, MEMBER
+from gitive.errors import NotAllowed
+from gitive.team import authority
+from gitive.team.roster_state import MemberState, Roster
+
+
+def _machine(machine: str, person: str, role: str = MEMBER) -> dict[str, str]:
+    return {"machine": machine, "person": person, "role": role}
+
+
+ALICE, ALICE2, BOB, BOB2, ANCHOR_M = (_machine("a1", "alice", ADMIN), _machine("a2", "alice", ADMIN),
+                                      _machine("b1", "bob"), _machine("b2", "bob"),
+                                      _machine("x1", "anchor", ANCHOR))
+TEAM = [ALICE, ALICE2, BOB, BOB2, ANCHOR_M]
+
+
+def test_a_member_removing_another_persons_machine_is_refused_naming_them_and_the_admins() -> None:
+    with pytest.raises(NotAllowed) as refused:
+        authority.check_removal([ALICE, BOB2], TEAM, "bob", ["alice", "carol"])
+    assert str(refused.value).startswith("only an admin removes another person's machines (alice); ask alice or "
+                                         "carol, or remove only your own")
+    with pytest.raises(NotAllowed, match=r"machines \(alice, dave\); ask an admin"):
+        authority.check_removal([_machine("d1", "dave"), ALICE], TEAM, "bob", [])
+
+
+def test_a_member_may_remove_its_own_machines_and_an_admin_anyones() -> None:
+    authority.check_removal([BOB, BOB2], TEAM, "bob", ["alice"])
+    authority.check_removal([BOB, BOB2], TEAM, "alice", ["alice"])
+    authority.check_removal([ALICE2], TEAM, "alice", ["alice"])  # alice keeps a1
+
+
+def test_a_removal_that_leaves_no_active_admin_is_refused() -> None:
+    with pytest.raises(NotAllowed) as refused:
+        authority.check_removal([ALICE, ALICE2], TEAM, "alice", ["alice"])
+    assert str(refused.value) == ("that would leave the team without an active admin: make someone else an admin "
+                                  "first (`gitive team role PERSON admin`)")  # the command a person types next
+    # an anchor machine under the admin's person name is no admin left behind
+    disguised = _machine("x2", "alice", ANCHOR)
+    with pytest.raises(NotAllowed, match="without an active admin"):
+        authority.check_removal([ALICE, ALICE2], [*TEAM, disguised], "alice", ["alice"])
+    # a second admin left: allowed
+    authority.check_removal([ALICE, ALICE2], [*TEAM, _machine("c1", "carol", ADMIN)], "alice", ["alice", "carol"])
+    # a team without admins (v1, before roles) has none to lose
+    authority.check_removal([ALICE, ALICE2], TEAM, "alice", [])
+
+
+def _state(machine: str, person: str, role: str, depth: int, active: bool = True) -> MemberState:
+    return MemberState(machine, person, person, role, active, [], 1, "s", "invite", depth)
+
+
+def test_seniority_the_founder_first_then_depth_then_machine_and_an_unknown_machine_last() -> None:
+    roster = Roster("t", "f", members={
+        "f": _state("f", "alice", ADMIN, 0),
+        "m1": _state("m1", "bob", ADMIN, 1),
+        "m2": _state("m2", "carol", ADMIN, 1),
+        "deep": _state("deep", "dave", ADMIN, 10**6),
+    })
+    assert authority.seniority(roster, "f") == (0, "f")
+    assert authority.seniority(roster, "m1") < authority.seniority(roster, "m2")  # same depth: by machine id
+    assert authority.seniority(roster, "m2") < authority.seniority(roster, "deep")
+    assert authority.seniority(roster, "deep") < authority.seniority(roster, "stranger")
+    assert authority.seniority(roster, "stranger") == (1 << 30, "stranger")
+
+
+def test_admin_keys_are_every_key_of_every_admin_person_and_no_members() -> None:
+    roster = Roster("t", "f", version=2, members={
+        "f": _state("f", "alice", ADMIN, 0),
+        "b": _state("b", "bob", MEMBER, 1),
+        "gone": _state("gone", "carol", ADMIN, 1, active=False),
+    }, keys={"alice": ["k1", "k2"], "bob": ["k3"], "carol": ["k4"]})
+    assert authority.admin_keys(roster) == {"k1", "k2"}
