@@ -117,3 +117,53 @@ def copied_gesture(world: Any, rng: random.Random) -> None:
 
 
 TestIncrementalEqualsRebuildUnderAuthorityAttacks = rebuild.machine_test(EXTRA)
+
+
+# --- the sequence found when the world was first restored in place (same keys, same seeds, same gestures) -----
+
+def _copy(world: Any, seed: int) -> None:
+    EXTRA["a gesture copied into another machine's log"](world, random.Random(seed))
+
+
+def _rewrap(world: Any, ref: str, which: int) -> None:
+    """Push ``ref``'s entry at index ``which`` re-wrapped (another commit message) as the ref's tip; a reader
+    syncs."""
+    chain = world.remote_entries(ref)
+    from testing import hostile
+
+    world.push(world.mallory, hostile.rewrap(world.mallory.repo, chain[which], message="re\n"), ref)
+    world.readers[0].run("sync")
+    world.readers[1].run("sync")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["alice-first-copy", "alice-replayed-copy", "bob-lifted-copy"])
+def test_same_gesture_copies_rewrapped_then_equivocation(target: str, seed: int = 0) -> None:
+    """The same honest review appended twice (identical gesture: the same key signs the same bytes) with copies
+    lifted into bob's log, one of those entries re-wrapped on the remote, a third copy, and bob's stolen key
+    writing at bob's place: after every step each reader's index equals a rebuild from its refs. (Before copies
+    had to verify for their own author, bob's lifted copies stayed replays in the incremental index only.)"""
+    world = rebuild.World.restored(rebuild._root())
+    for _ in range(2):
+        _copy(world, seed)
+        world.steps += 1
+        world.check()
+    owner = world.bob if target.startswith("bob") else world.alice
+    ref = refs.log_ref(owner.id, "team")
+    chain = world.remote_entries(ref)
+    reviews = [i for i, e in enumerate(chain) if e.body["record"]["type"] == "review"]
+    assert len(reviews) == 2, f"{target}: {len(reviews)} reviews in {ref}"
+    _rewrap(world, ref, reviews[1] if target == "alice-replayed-copy" else reviews[0])
+    world.steps += 1
+    world.check()
+    _copy(world, seed)
+    world.steps += 1
+    world.check()
+    for eq_seed in (seed, seed + 1):
+        EXTRA["equivocation with a stolen key"](world, random.Random(eq_seed))
+        world.steps += 1
+        world.check()
+    for reader in world.readers:
+        reader.run("sync")
+    world.check()
+
