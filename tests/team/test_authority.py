@@ -4,6 +4,8 @@ count as an admin's. Written as the member who tries what only an admin may."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from gitive.core.roles import ADMIN, ANCHOR, MEMBER
@@ -77,3 +79,38 @@ def test_admin_keys_are_every_key_of_every_admin_person_and_no_members() -> None
         "gone": _state("gone", "carol", ADMIN, 1, active=False),
     }, keys={"alice": ["k1", "k2"], "bob": ["k3"], "carol": ["k4"]})
     assert authority.admin_keys(roster) == {"k1", "k2"}
+
+
+def _departure(by: str, seq: int, heads: dict[str, int] | None, log: str = "roster") -> dict[str, object]:
+    record: dict[str, object] = {"type": "member", "machine": "b", "person": "bob", "active": False, "role": MEMBER}
+    if heads is not None:
+        record["heads"] = heads
+    return {"body": {"author": by, "log": log, "seq": seq, "record": record}, "by": by}
+
+
+def test_a_removal_needs_heads_exactly_where_it_needs_a_gesture() -> None:
+    """v1 team migrated at the remover's roster seq 5: a removal at or below it needs neither gesture nor heads,
+    one above it needs both; a v2 team always does."""
+    bob = _state("b", "bob", MEMBER, 1)
+    v1 = Roster("t", "f", members={"f": _state("f", "alice", ADMIN, 0), "b": bob},
+                migration={"f": {"roster": 5}, "b": {"roster": 1}})
+    assert authority.heads_refusal(v1, _departure("f", 5, None), bob) is None
+    assert authority.heads_refusal(v1, _departure("f", 5, None, log="team"), bob) == (
+        "a removal or re-activation must record the machine's log heads")  # f's team log was not migrated
+    assert authority.heads_refusal(v1, _departure("f", 6, None), bob) == (
+        "a removal or re-activation must record the machine's log heads")
+    assert authority.heads_refusal(v1, _departure("f", 6, {}), bob) is None  # an admin's removal: any heads
+    v2 = Roster("t", "f", version=2, members=v1.members)
+    assert authority.heads_refusal(v2, _departure("f", 1, None), bob) is not None
+    assert authority.heads_refusal(v2, _departure("f", 1, {"team": 3}, log="team"), replace(bob, active=False)) \
+        is None  # no change of state: nothing to record
+
+
+def test_a_machines_own_departure_names_its_heads_up_to_itself() -> None:
+    bob = _state("b", "bob", MEMBER, 1)
+    v2 = Roster("t", "f", version=2, members={"f": _state("f", "alice", ADMIN, 0), "b": bob})
+    own = "a machine's own departure must name its heads up to the departure itself"
+    assert authority.heads_refusal(v2, _departure("b", 1, {}), bob) == own  # the log unnamed: seq 0 is below 1
+    assert authority.heads_refusal(v2, _departure("b", 4, {"team": 9}), bob) == own
+    assert authority.heads_refusal(v2, _departure("b", 4, {"roster": 3}), bob) == own
+    assert authority.heads_refusal(v2, _departure("b", 4, {"roster": 4}), bob) is None
