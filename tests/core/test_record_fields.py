@@ -41,9 +41,9 @@ GOOD: dict[str, list[Any]] = {
     "gesture": [{"key": M, "sig": "0f" * 64}],
     "decided": [{"at": 1, "n": 1}],
     "heads": [{}, {"team": 0, "project-0123456789abcdef": 7}],
-    "machine-heads": [{}, {M: {"roster": 2}}],
+    "machine-heads": [{}, {M: {"roster": 2}}, {f"{i:064x}": {} for i in range(4096)}],  # at most 4,096
     "format-version": [1, records.MAX_INT],
-    "sealed-boxes": [{}, {M: "Ym94", EPOCH: "eA=="}],
+    "sealed-boxes": [{}, {M: "Ym94", EPOCH: "eA=="}, {f"{i:064x}": "x" for i in range(4096)}],
 }
 
 BAD: dict[str, list[Any]] = {

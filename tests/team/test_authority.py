@@ -114,3 +114,35 @@ def test_a_machines_own_departure_names_its_heads_up_to_itself() -> None:
     assert authority.heads_refusal(v2, _departure("b", 4, {"team": 9}), bob) == own
     assert authority.heads_refusal(v2, _departure("b", 4, {"roster": 3}), bob) == own
     assert authority.heads_refusal(v2, _departure("b", 4, {"roster": 4}), bob) is None
+
+
+def test_a_team_without_admins_has_none_to_lose() -> None:
+    """The founder's own person touches the admins (v1 founders are admins), but where there are none a change
+    of the founder's machine leaves no fewer: never refused as leaving no admin."""
+    roster = Roster("t", "f", version=2, members={"f": _state("f", "alice", MEMBER, 0),
+                                                  "b": _state("b", "bob", MEMBER, 1)})
+    assert authority.admin_persons(roster) == set()
+    assert authority.leaves_no_admin(roster, "f", {"active": False, "role": MEMBER}) is False
+    with_admin = Roster("t", "f", version=2, members={"f": _state("f", "alice", ADMIN, 0),
+                                                      "b": _state("b", "bob", MEMBER, 1)})
+    assert authority.leaves_no_admin(with_admin, "f", {"active": False, "role": ADMIN}) is True
+    assert authority.leaves_no_admin(with_admin, "f", {"active": True, "role": MEMBER}) is True
+    assert authority.leaves_no_admin(with_admin, "b", {"active": False, "role": MEMBER}) is False
+    assert authority.admin_persons(with_admin) == {"alice"}  # the trial change is undone
+
+
+def test_leaving_no_admin_is_judged_for_every_change_that_touches_one() -> None:
+    # v1: the founder's person is an admin by founding; their machine leaving leaves none (no role changes)
+    v1 = Roster("t", "f", members={"f": _state("f", "alice", MEMBER, 0), "b": _state("b", "bob", MEMBER, 1)})
+    assert authority.admin_persons(v1) == {"alice"}
+    assert authority.leaves_no_admin(v1, "f", {"active": False, "role": MEMBER}) is True
+    # v2: the only admin, not the founder, demoted while active
+    v2 = Roster("t", "f", version=2, members={"f": _state("f", "alice", MEMBER, 0),
+                                              "c": _state("c", "carol", ADMIN, 1)})
+    assert authority.leaves_no_admin(v2, "c", {"active": True, "role": MEMBER}) is True
+    # two admins: demoting one leaves the other
+    two = Roster("t", "f", version=2, members={"f": _state("f", "alice", ADMIN, 0),
+                                               "c": _state("c", "carol", ADMIN, 1)})
+    assert authority.leaves_no_admin(two, "c", {"active": True, "role": MEMBER}) is False
+    assert authority.leaves_no_admin(two, "c", {"active": False, "role": ADMIN}) is False
+    assert authority.admin_persons(two) == {"alice", "carol"}
