@@ -138,3 +138,28 @@ def test_project_log_is_the_prefix_and_sixteen_hex_digits() -> None:
     assert records.is_log_name(records.project_log(EPOCH))
     assert not records.is_log_name("project-" + EPOCH[:15])
     assert not records.is_log_name("project-" + EPOCH[:17])
+
+
+def test_refusals_say_exactly_what_is_wrong() -> None:
+    with pytest.raises(InvalidRecord) as refused:
+        records.check_record(["team"])
+    assert str(refused.value) == "a record must be an object with a string `type`"
+    with pytest.raises(InvalidRecord) as refused:
+        records.check_record({"type": "rumour"})
+    assert str(refused.value) == f"unknown record kind 'rumour'; known kinds: {', '.join(sorted(records.KINDS))}"
+    with pytest.raises(InvalidRecord) as refused:
+        records.check_record({**_full("verdict"), "zeta": 1, "alpha": 2})
+    assert str(refused.value) == "verdict record has unknown fields: alpha, zeta"  # never `type`
+    with pytest.raises(InvalidRecord) as refused:
+        records.check_entry("entry")
+    assert str(refused.value) == "a log entry must be an object"
+    with pytest.raises(InvalidRecord) as refused:
+        records.check_log_name("wiki")
+    assert str(refused.value) == ("unknown log 'wiki'; logs are roster, team, project, mail, ledger, personal and "
+                                  "project-<16 hex>")
+
+
+def test_a_project_log_name_is_lowercase_hex() -> None:
+    assert not records.is_log_name("project-" + "X" * 16)
+    assert not records.is_log_name("project-0123456789ABCDEF")
+    assert records.is_log_name("project-0123456789abcdef")

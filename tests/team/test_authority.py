@@ -146,3 +146,35 @@ def test_leaving_no_admin_is_judged_for_every_change_that_touches_one() -> None:
     assert authority.leaves_no_admin(two, "c", {"active": True, "role": MEMBER}) is False
     assert authority.leaves_no_admin(two, "c", {"active": False, "role": ADMIN}) is False
     assert authority.admin_persons(two) == {"alice", "carol"}
+
+
+def _change(by: str, machine: str, person: str, active: bool, role: str = MEMBER,
+            heads: dict[str, int] | None = None) -> dict[str, object]:
+    record: dict[str, object] = {"type": "member", "machine": machine, "person": person, "active": active,
+                                 "role": role, "heads": heads if heads is not None else {"roster": 9}}
+    return {"body": {"author": by, "log": "roster", "seq": 1, "record": record}, "by": by, "sig": f"sig-{by}"}
+
+
+def _team() -> Roster:
+    return Roster("t", "f", version=2, members={
+        "f": _state("f", "alice", ADMIN, 0), "b1": _state("b1", "bob", MEMBER, 1),
+        "b2": _state("b2", "bob", MEMBER, 1, active=False), "x": _state("x", "anchor", ANCHOR, 1)})
+
+
+def test_an_anchor_signs_no_change_but_its_own_departure() -> None:
+    roster = _team()
+    refused = "an anchor cannot change the roster"
+    assert authority.change_refusal(roster, _change("x", "b1", "bob", False), roster.members["b1"]) == refused
+    assert authority.change_refusal(roster, _change("x", "b2", "bob", True), roster.members["b2"]) == refused
+    assert authority.change_refusal(roster, _change("x", "x", "anchor", False, ANCHOR), roster.members["x"]) is None
+
+
+def test_a_removed_machine_is_brought_back_only_by_an_admin() -> None:
+    roster = _team()
+    b2 = roster.members["b2"]
+    assert authority.change_refusal(roster, _change("b2", "b2", "bob", True), b2) == (
+        "a machine may sign its own departure but never its own return")
+    assert authority.change_refusal(roster, _change("b1", "b2", "bob", True), b2) == (
+        "only an admin re-activates a removed machine")  # bob's other machine: the same person, no admin
+    assert authority.change_refusal(roster, _change("b1", "b1", "alice", False), roster.members["b1"]) == (
+        "a machine cannot change the person it belongs to")
