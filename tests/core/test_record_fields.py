@@ -163,3 +163,30 @@ def test_a_project_log_name_is_lowercase_hex() -> None:
     assert not records.is_log_name("project-" + "X" * 16)
     assert not records.is_log_name("project-0123456789ABCDEF")
     assert records.is_log_name("project-0123456789abcdef")
+
+
+def _entry(**changes: Any) -> dict[str, Any]:
+    body = {"v": 2, "author": M, "log": "team", "scope": {"team": True}, "seq": 2, "at": 1, "prev": EPOCH,
+            "record": {"type": "team", "name": "t", "founder": M}}
+    return {k: v for k, v in {**body, **changes}.items() if v is not None}
+
+
+@pytest.mark.parametrize(("entry", "words"), [
+    ({"v": 2, "note": 1}, "a v2 log entry has exactly the fields at, author, log, record, scope, seq, v and `prev` "
+                          "above seq 1"),
+    ({"prev": None, "v": None, "note": 1}, "a v1 log entry has exactly the fields at, author, log, record, scope, seq"),
+    ({"author": "me"}, "entry author is not a machine id"),
+    ({"seq": 1}, "entry at seq 1 has a `prev`: the first entry of a log has none"),
+    ({"prev": "ab"}, "entry `prev` must be the previous entry's hash (64 hex digits) above seq 1"),
+    ({"at": 10**13}, "entry is stamped more than a day in the future"),
+    ({"seq": records.MAX_INT + 1}, "entry `seq` must be a positive integer below 2**63"),
+])
+def test_an_entry_is_refused_with_its_exact_reason(entry: dict[str, Any], words: str) -> None:
+    with pytest.raises(InvalidRecord) as refused:
+        records.check_entry(_entry(**entry), now=1)
+    assert str(refused.value) == words
+
+
+def test_an_entry_at_the_largest_seq_and_time_reads() -> None:
+    assert records.check_entry(_entry(seq=records.MAX_INT, at=records.MAX_INT)) == "team"
+    assert records.check_entry(_entry(v=None, prev=None, seq=records.MAX_INT)) == "team"
