@@ -178,3 +178,26 @@ def test_a_removed_machine_is_brought_back_only_by_an_admin() -> None:
         "only an admin re-activates a removed machine")  # bob's other machine: the same person, no admin
     assert authority.change_refusal(roster, _change("b1", "b1", "alice", False), roster.members["b1"]) == (
         "a machine cannot change the person it belongs to")
+
+
+def test_a_member_changes_only_its_own_persons_machines_and_never_into_an_admin_or_anchor() -> None:
+    roster = _team()
+    roster.members["b3"] = _state("b3", "bob", ADMIN, 1, active=False)  # an admin machine of bob's, removed
+    assert authority.change_refusal(roster, _change("b1", "f", "alice", False), roster.members["f"]) == (
+        "only an admin removes or changes another person's machines")
+    assert authority.change_refusal(roster, _change("b1", "b1", "bob", True, ADMIN), roster.members["b1"]) == (
+        "only an admin makes a machine an admin")
+    assert authority.change_refusal(roster, _change("b1", "b1", "bob", True, ANCHOR), roster.members["b1"]) == (
+        "only an admin makes a machine an anchor")
+    # keeping the removed machine's role as it was is no promotion: refused only for want of a gesture
+    assert authority.change_refusal(roster, _change("b1", "b3", "bob", False, ADMIN), roster.members["b3"]) == (
+        "a decision without a valid gesture by a person key")
+
+
+def test_a_gesture_is_needed_exactly_past_the_migration_heads() -> None:
+    v1 = Roster("t", "f", members={"f": _state("f", "alice", ADMIN, 0)}, migration={"f": {"roster": 5}})
+    env = _change("f", "f", "alice", True)
+    assert authority.gesture_refusal(v1, env, "alice") is None  # seq 1, at or below f's roster head 5
+    env["body"]["seq"] = 6  # type: ignore[index]
+    env["sig"] = "sig-f-6"
+    assert authority.gesture_refusal(v1, env, "alice") == "a decision without a valid gesture by a person key"
