@@ -190,3 +190,20 @@ def test_an_entry_is_refused_with_its_exact_reason(entry: dict[str, Any], words:
 def test_an_entry_at_the_largest_seq_and_time_reads() -> None:
     assert records.check_entry(_entry(seq=records.MAX_INT, at=records.MAX_INT)) == "team"
     assert records.check_entry(_entry(v=None, prev=None, seq=records.MAX_INT)) == "team"
+
+
+# string fields with a cap of their own (lists, objects and boxes are measured as canonical JSON: see
+# tests/store/test_entry_v2.py)
+_STR_CAPS = sorted(k for k in records.FIELD_CAPS if kinds.FIELDS[k[0]][k[1]][0] == "str")
+
+
+@pytest.mark.parametrize(("kind", "name"), _STR_CAPS)
+def test_a_string_field_with_its_own_cap_holds_exactly_that(kind: str, name: str) -> None:
+    """Each override is enforced as itself, not as its type's cap: a value at the override passes, one byte
+    more is refused."""
+    cap = records.FIELD_CAPS[(kind, name)]
+    assert cap > records.TYPE_CAPS["str"]
+    record = _full(kind)
+    assert records.check_record({**record, name: "a" * cap}) == kind
+    with pytest.raises(InvalidRecord, match=f"`{name}` is {cap + 1:,} bytes, over its cap of {cap:,}"):
+        records.check_record({**record, name: "a" * (cap + 1)})
