@@ -90,9 +90,35 @@ class World:
         bob.git("pull", "--quiet", "--ff-only", "origin", "main")
         twin = Machine("desk-copy", bob.home, base / "desk-copy")
         shutil.copytree(bob.clone, twin.clone)
-        mallory = fleet.machine("evil", remote)
-        key = make_key(mallory)
-        return cls(base, remote, alice, bob, twin, mallory, key, readers=[alice, bob])
+        fleet.machine("evil", remote)
+        return cls.known(base)
+
+    @classmethod
+    def known(cls, base: Path) -> World:
+        """The world :meth:`create` built at ``base`` (or a copy of it restored there)."""
+        fleet = Fleet(base / "fleet")
+        alice, bob, mallory = fleet.known("laptop"), fleet.known("desk"), fleet.known("evil")
+        twin = Machine("desk-copy", bob.home, base / "desk-copy")
+        return cls(base, base / "remote.git", alice, bob, twin, mallory, make_key(mallory), readers=[alice, bob])
+
+    @classmethod
+    def restored(cls, root: Path) -> World:
+        """A fresh world at ``root/live``: built once there, then copied back from ``root/snapshot`` for every
+        later example (founding a team costs seconds; a copy, a fraction). Every path is the same each time,
+        so every id, key and record is too: moves drawn with the same seeds now write the same gestures and
+        entries in every example, as a long-lived team would see them again."""
+        from testing.teams import reset_process_state
+
+        live, snapshot = root / "live", root / "snapshot"
+        shutil.rmtree(live, ignore_errors=True)
+        if snapshot.exists():
+            shutil.copytree(snapshot, live, symlinks=True)
+            reset_process_state()
+            return cls.known(live)
+        with _home(Machine("unused", root / "unused-home", live)):
+            world = cls.create(live)
+        shutil.copytree(live, snapshot, symlinks=True)
+        return world
 
     # -- what attackers use ----------------------------------------------------------------------------
 
@@ -337,13 +363,25 @@ def rollback(world: World, rng: random.Random) -> None:
 
 # --- the state machine --------------------------------------------------------------------------------------
 
+_ROOT: list[Path] = []
+
+
+def _root() -> Path:
+    """This process's place for the world (one per pytest-xdist worker), removed when the process exits."""
+    if not _ROOT:
+        import atexit
+        import tempfile
+
+        _ROOT.append(Path(tempfile.mkdtemp(prefix="rebuild-", dir=os.environ.get("TMPDIR"))))
+        atexit.register(shutil.rmtree, _ROOT[0], True)
+    return _ROOT[0]
+
+
 def machine_test(moves: dict[str, Move], *, examples: int = 6, steps: int = 8) -> type:
     """A hypothesis state machine test over ``moves``; assign the result to a ``Test…`` name in a test module.
 
     ``GITIVE_REBUILD_EXAMPLES`` and ``GITIVE_REBUILD_STEPS`` raise the budget for a deeper run by hand.
     """
-    import tempfile
-
     examples = int(os.environ.get("GITIVE_REBUILD_EXAMPLES", examples))
     steps = int(os.environ.get("GITIVE_REBUILD_STEPS", steps))
 
@@ -352,7 +390,7 @@ def machine_test(moves: dict[str, Move], *, examples: int = 6, steps: int = 8) -
     class IncrementalEqualsRebuild(RuleBasedStateMachine):
         @initialize()
         def start(self) -> None:
-            self.world = World.create(Path(tempfile.mkdtemp(prefix="rebuild-", dir=os.environ.get("TMPDIR"))))
+            self.world = World.restored(_root())
 
         @rule(name=st.sampled_from(names), seed=st.integers(0, 2**32 - 1))
         def step(self, name: str, seed: int) -> None:
@@ -369,8 +407,6 @@ def machine_test(moves: dict[str, Move], *, examples: int = 6, steps: int = 8) -
         def teardown(self) -> None:
             if os.environ.get("GITIVE_REBUILD_TRACE") and hasattr(self, "world"):
                 print(f"example done after {self.world.steps} steps")
-            if hasattr(self, "world"):
-                shutil.rmtree(self.world.base, ignore_errors=True)
 
     IncrementalEqualsRebuild.TestCase.settings = settings(max_examples=examples, stateful_step_count=steps,
                                                           deadline=None)

@@ -232,6 +232,9 @@ MIGRATIONS: list[tuple[str, str | Callable[[sqlite3.Connection], None]]] = [
     # at its first appearance, and not before its signed time; reviews, retractions and project grants are read
     # through views that drop the other copies. Lesson states are recomputed, since a replay may have won.
     ("0012-decisions", lambda conn: _decisions(conn)),
+    # A copy of a decision at or past an equivocation's quarantine counts nowhere and makes no other copy a replay
+    # (gitive/index/decisions.py): an index that counted such copies equals a rebuild again.
+    ("0013-quarantined-decisions", lambda conn: _quarantined_decisions(conn)),
 ]
 
 
@@ -326,6 +329,14 @@ _DECISION_VIEWS = """
         JOIN members m ON m.machine = p.author
         WHERE {project_members}
 """
+
+
+def _quarantined_decisions(conn: sqlite3.Connection) -> None:
+    from gitive.index import decisions, lesson_state
+
+    decisions.recount_quarantined(conn)
+    if conn.execute("SELECT 1 FROM members LIMIT 1").fetchone():
+        lesson_state.recompute_status(conn)
 
 
 def _decisions(conn: sqlite3.Connection) -> None:

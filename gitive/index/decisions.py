@@ -93,11 +93,47 @@ def _bound(conn: sqlite3.Connection, author: str, record: dict[str, Any]) -> boo
     return row is None or gesture.key_of(row[0], author, record) is not None
 
 
+def quarantined(conn: sqlite3.Connection, report: Report, author: str, log: str, seq: int) -> None:
+    """``author``'s ``log`` is quarantined from ``seq`` (an equivocation): recount every gesture with a copy there."""
+    sigs = conn.execute("SELECT DISTINCT gesture FROM decisions WHERE author = ? AND log = ? AND seq >= ? "
+                        "AND gesture NOT LIKE 'unbound/%'", (author, log, seq)).fetchall()
+    now = now_ms()
+    for (sig,) in sigs:
+        _recount(conn, report, sig, now)
+
+
+def recount_quarantined(conn: sqlite3.Connection) -> None:
+    """Recount every gesture with a copy at or past a quarantine (index step 0013: an index that counted such
+    copies, or reported the copies after them as replays, before the rule below)."""
+    for author, log, start in conn.execute("SELECT author, log, quarantined_from FROM logs "
+                                           "WHERE quarantined_from IS NOT NULL").fetchall():
+        quarantined(conn, Report(), author, log, start)
+
+
 def _recount(conn: sqlite3.Connection, report: Report, sig: str, now: int) -> None:
+    """Which copy of gesture ``sig`` counts, and which are replays.
+
+    A copy at or past its log's quarantine (an equivocation) counts nowhere and competes with nothing: a rebuild
+    holds such entries or not depending on which side of the fork it read first, and the incremental index
+    holds whatever it saw, so only copies outside quarantines may decide the first appearance or be reported.
+    """
     from gitive.store import refs  # pygit2: the read path's freshness check imports this module without it
 
-    copies = conn.execute("SELECT author, log, seq, decided_at FROM decisions WHERE gesture = ? "
-                          "ORDER BY at, log, seq", (sig,)).fetchall()
+    copies = []
+    for author, log, seq, decided_at, hidden in conn.execute(
+            "SELECT d.author, d.log, d.seq, d.decided_at, COALESCE(d.seq >= l.quarantined_from, 0) "
+            "FROM decisions d LEFT JOIN logs l ON l.author = d.author AND l.log = d.log WHERE d.gesture = ? "
+            "ORDER BY d.at, d.log, d.seq", (sig,)).fetchall():
+        if not hidden:
+            copies.append((author, log, seq, decided_at))
+            continue
+        commit = conn.execute("SELECT commit_id FROM entries WHERE author = ? AND log = ? AND seq = ?",
+                              (author, log, seq)).fetchone()
+        if commit:
+            conn.execute("DELETE FROM problems WHERE kind = ? AND source = ? AND commit_id = ?",
+                         (REPLAY_PROBLEM, refs.log_ref(author, log), commit[0]))
+        conn.execute("UPDATE decisions SET counted = ? WHERE author = ? AND log = ? AND seq = ?",
+                     (REPLAY, author, log, seq))
     for i, (author, log, seq, decided_at) in enumerate(copies):
         commit = conn.execute("SELECT commit_id FROM entries WHERE author = ? AND log = ? AND seq = ?",
                               (author, log, seq)).fetchone()

@@ -130,6 +130,7 @@ def _equivocation(conn: sqlite3.Connection, report: Report, repo: Repo, row: Row
                    "both quarantined from there")
     conn.execute("UPDATE logs SET quarantined_from = MIN(COALESCE(quarantined_from, ?), ?) "
                  "WHERE author = ? AND log = ?", (seq, seq, author, log))
+    decisions.quarantined(conn, report, author, log, seq)  # copies from there on count nowhere
     report.quarantined = True  # a quarantine hides entries: lesson states (and a roster) are recomputed
     if log == "roster":
         report.roster_changed = True

@@ -117,3 +117,107 @@ def copied_gesture(world: Any, rng: random.Random) -> None:
 
 
 TestIncrementalEqualsRebuildUnderAuthorityAttacks = rebuild.machine_test(EXTRA)
+
+
+# --- the sequence found when the world was first restored in place (same keys, same seeds, same gestures) -----
+
+def _copy(world: Any, seed: int) -> None:
+    EXTRA["a gesture copied into another machine's log"](world, random.Random(seed))
+
+
+def _rewrap(world: Any, ref: str, which: int) -> None:
+    """Push ``ref``'s entry at index ``which`` re-wrapped (another commit message) as the ref's tip; a reader
+    syncs."""
+    chain = world.remote_entries(ref)
+    from testing import hostile
+
+    world.push(world.mallory, hostile.rewrap(world.mallory.repo, chain[which], message="re\n"), ref)
+    world.readers[0].run("sync")
+    world.readers[1].run("sync")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["alice-first-copy", "alice-replayed-copy", "bob-lifted-copy"])
+def test_same_gesture_copies_rewrapped_then_equivocation(target: str, seed: int = 0) -> None:
+    """The same honest review appended twice (identical gesture: the same key signs the same bytes) with copies
+    lifted into bob's log, one of those entries re-wrapped on the remote, a third copy, and bob's stolen key
+    writing at bob's place: after every step each reader's index equals a rebuild from its refs. (Before copies
+    had to verify for their own author, bob's lifted copies stayed replays in the incremental index only.)"""
+    world = rebuild.World.restored(rebuild._root())
+    for _ in range(2):
+        _copy(world, seed)
+        world.steps += 1
+        world.check()
+    owner = world.bob if target.startswith("bob") else world.alice
+    ref = refs.log_ref(owner.id, "team")
+    chain = world.remote_entries(ref)
+    reviews = [i for i, e in enumerate(chain) if e.body["record"]["type"] == "review"]
+    assert len(reviews) == 2, f"{target}: {len(reviews)} reviews in {ref}"
+    _rewrap(world, ref, reviews[1] if target == "alice-replayed-copy" else reviews[0])
+    world.steps += 1
+    world.check()
+    _copy(world, seed)
+    world.steps += 1
+    world.check()
+    for eq_seed in (seed, seed + 1):
+        EXTRA["equivocation with a stolen key"](world, random.Random(eq_seed))
+        world.steps += 1
+        world.check()
+    for reader in world.readers:
+        reader.run("sync")
+    world.check()
+
+
+def _own_decision(world: Any, seed: int) -> None:
+    """bob signs a review with his own person key for his own machine and appends it (the same seed: the same
+    gesture, byte for byte), then syncs."""
+    bob = world.bob
+    lesson = f"{random.Random(seed).randrange(16**8):08x}" * 8
+    review = {"type": "review", "about": lesson, "approver": "bob", "approved": True, "note": ""}
+    bob.append(gesture.sign(bob.signer, bob.team_id, bob.id, review))
+    bob.run("sync")
+
+
+@pytest.mark.slow
+def test_replays_inside_a_quarantine_are_what_a_rebuild_reads() -> None:
+    """bob's machine appends his own decision three times (the second and third are replays), then the stolen
+    copy of his key writes another seq 1 (an equivocation: bob's team log is quarantined from seq 1), then bob
+    decides again. A rebuild holds one side of the fork; the incremental index held bob's side and reported its
+    copies as replays. Copies inside a quarantine count nowhere and are no replays, so both agree, on every
+    reader, after every step (found by restoring the rebuild world in place: the same keys, the same gestures)."""
+    world = rebuild.World.restored(rebuild._root())
+    bob, twin = world.bob, world.twin
+    for _ in range(3):
+        _own_decision(world, 0)
+        world.check()
+    twin.append(note("the twin's seq 1", world.alice.id))
+    ref = refs.log_ref(bob.id, "team")
+    twin.git("push", "--quiet", "--force", "origin", ref)
+    for reader in world.readers:
+        reader.run("sync")
+    world.check()
+    _own_decision(world, 7)
+    for reader in world.readers:
+        reader.run("sync")
+    world.check()
+    with rebuild._home(bob):
+        from gitive.index import db
+        from gitive.index.problems import Report, record_problem
+        from gitive.team.hive import open_hive
+
+        hive = open_hive(bob.clone)
+        with db.connect(hive.index_path) as conn:
+            start = conn.execute("SELECT quarantined_from FROM logs WHERE author = ? AND log = 'team'",
+                                 (bob.id,)).fetchone()[0]
+            assert start == 1, "the twin's entry did not equivocate with bob's seq 1"
+            held = conn.execute("SELECT seq, commit_id FROM entries WHERE author = ? AND log = 'team' AND seq > 1",
+                                (bob.id,)).fetchall()
+            assert held, "the incremental index holds bob's side of the fork past seq 1"
+            # what an index from before step 0013 held: those copies as replays of the first
+            for seq, commit in held:
+                record_problem(conn, Report(), "replay", ref, commit, bob.id, "team", seq, "an old replay")
+            conn.execute("DELETE FROM migrations WHERE name = '0013-quarantined-decisions'")
+        with db.connect(hive.index_path) as conn:  # step 0013 runs now
+            assert not conn.execute("SELECT 1 FROM problems WHERE kind = 'replay' AND author = ?",
+                                    (bob.id,)).fetchall()
+    world.check()
