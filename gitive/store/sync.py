@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -144,13 +145,13 @@ def _reach_error(remote: str, url: str | None, exc: GitCommandError) -> RemoteEr
     return RemoteError(f"cannot reach remote {remote!r} ({url}): {last}; check the URL and your access")
 
 
+# git's refusal when a concurrent fetch moved a ref this fetch was about to update (no lock file is left)
+_MOVED = re.compile(r"cannot lock ref '[^']+': is at [0-9a-f]+ but expected [0-9a-f]+")
 _LOCK_WAIT = 60.0  # seconds to wait for another live fetch of this repository to finish with its locks
 
 
 def _lock_named(exc: GitCommandError) -> str | None:
     """The lock file a failed git command names ("Unable to create '…/x.lock': File exists"), if any."""
-    import re
-
     found = re.search(r"'([^']+\.lock)'", exc.stderr)
     return found.group(1) if found and ("exists" in exc.stderr or "lock" in exc.stderr) else None
 
@@ -173,6 +174,8 @@ def _fetch_past_locks(repo: pygit2.Repository, remote: str, url: str | None, tim
             return
         except GitCommandError as exc:
             lock = _lock_named(exc)
+            if lock is None and _MOVED.search(exc.stderr) and time.monotonic() < give_up:
+                continue  # another fetch updated the ref between this one's read and its write: fetch again
             if lock is None:
                 raise _reach_error(remote, url, exc) from None
             removed, live = fetch_locks.clear_stale(gitdir, workdir, remote)
