@@ -53,24 +53,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-# This file is named like nothing the SDK has, but keep the benchmarks' directory off the path as mcp.py does
-# and load the shared helpers by file name.
+# This directory holds mcp.py, named like the SDK these benchmarks drive: import the shared helpers from it
+# first, then take it off the path (Python put it first) so that ``import mcp`` finds the SDK.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _common as c
+
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 sys.path.append(str(_HERE.parent))  # testing.machines, the team the tests build too
-
-
-def _load_common() -> Any:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("_common", _HERE / "_common.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-c = _load_common()
 
 PEER = "mcp-agent-mail==0.1.0"
 PEER_SERVE = "from mcp_agent_mail.app import build_mcp_server; build_mcp_server().run(transport='stdio')"

@@ -46,24 +46,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-# This file is named like the SDK it measures: take its own directory off the path (Python puts it first) so
-# ``import mcp`` finds the SDK, and load the shared helpers by file name instead.
+# This directory holds mcp.py, named like the SDK these benchmarks drive: import the shared helpers from it
+# first, then take it off the path (Python put it first) so that ``import mcp`` finds the SDK.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _common as c
+
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 sys.path.append(str(_HERE.parent))  # testing.load, the load generator the tests use too
-
-
-def _load_common() -> Any:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("_common", _HERE / "_common.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-c = _load_common()
 
 FORMAT_VERSION = 2
 # A developer's vocabulary of 126 words: each lesson uses five, so each word is in about one lesson in 25
