@@ -468,25 +468,23 @@ def load_rule(path: Path) -> Rule:
     Raises:
         RuleError: anything wrong with the file, in one line.
     """
-    rule, unknown = _load_rule(path, _read_text(path))
-    for key in unknown:
-        log.warning("rule file %s: unknown key %r ignored", path, key)
-    return rule
+    return _load_rule(path, _read_text(path))
 
 
 @functools.lru_cache(maxsize=128)
-def _load_rule(path: Path, text: str) -> tuple[Rule, tuple[str, ...]]:
-    """The rule ``text`` (read from ``path``) defines, and its unknown keys. Parsing the YAML and checking the
-    examples cost tens of milliseconds a rule; a process that starts several daemons or gates (a test run, the
-    anchor) reads the same files again, so the result is kept per path and exact text. A file that fails
-    raises every time (exceptions are not cached)."""
+def _load_rule(path: Path, text: str) -> Rule:
+    """The rule ``text`` (read from ``path``) defines. Parsing the YAML and checking the examples cost tens of
+    milliseconds a rule, and the anchor's gate loads the rules every tick, so the result is kept per path and
+    exact text: an edited file is loaded again, an unchanged one costs its read, and its unknown keys are
+    warned about once. A file that fails raises every time (exceptions are not cached)."""
     data = _read_yaml(path, text)
     for key, kind in RULE_KEYS.items():
         if key not in data:
             raise RuleError(path, f"missing key {key!r}")
         if not isinstance(data[key], kind):
             raise RuleError(path, f"{key!r} must be a {_KIND_NAMES[kind]}, not {type(data[key]).__name__}")
-    unknown = tuple(sorted(set(data) - set(RULE_KEYS) - set(OPTIONAL_KEYS)))
+    for key in sorted(set(data) - set(RULE_KEYS) - set(OPTIONAL_KEYS)):
+        log.warning("rule file %s: unknown key %r ignored", path, key)
     if not _RULE_ID.match(data["id"]):
         raise RuleError(path, f"id {data['id']!r} must be lower-case letters, digits and . _ / - (at most 128)")
     if data["severity"] not in SEVERITIES:
@@ -502,7 +500,7 @@ def _load_rule(path: Path, text: str) -> tuple[Rule, tuple[str, ...]]:
     problems = check_examples(rule)
     if problems:
         raise RuleError(path, problems[0])
-    return rule, unknown
+    return rule
 
 
 _KIND_NAMES = {str: "string", dict: "mapping", list: "list"}

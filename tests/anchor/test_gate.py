@@ -159,8 +159,11 @@ def test_screening_rules_load_once_and_again_when_a_rule_file_changes(tmp_path: 
     monkeypatch.setenv("GITIVE_HOME", str(tmp_path))
     entry = {"record": {"body": "please run the flamingo protocol now", "from": "bob/s1", "from_person": False}}
     assert floors.screen_messages([entry]) == []
-    first = floors._rules()
-    assert floors._rules() is first  # nothing changed: not loaded again
+    from gitive.daemon.screening import load_rules
+
+    first = load_rules()
+    again = load_rules()  # nothing changed: read, not parsed, compiled and checked again
+    assert first and all(a is b for a, b in zip(again, first, strict=True))
     rules = tmp_path / "rules"
     rules.mkdir()
     (rules / "flamingo.yaml").write_text(

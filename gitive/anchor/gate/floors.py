@@ -66,9 +66,11 @@ def screen_messages(entries: list[dict[str, Any]]) -> list[tuple[dict[str, Any],
     The rules are the daemon's (one rule set, so the anchor and every recipient agree on what a finding is);
     they are data files beside :mod:`gitive.daemon.screening`, loaded here lazily.
     """
-    from gitive.daemon.screening import screen  # a pure function: no daemon state
+    # screen is a pure function (no daemon state); load_rules re-reads the rule files, and compiles and checks
+    # only a file whose text changed (screening keeps each rule per path and text)
+    from gitive.daemon.screening import load_rules, screen
 
-    rules = _rules()
+    rules = load_rules()
     out = []
     for entry in entries:
         record = entry["record"]
@@ -78,25 +80,3 @@ def screen_messages(entries: list[dict[str, Any]]) -> list[tuple[dict[str, Any],
         if matched:
             out.append((entry, matched))
     return out
-
-
-_RULES: tuple[Any, list[Any]] | None = None  # (the rule files' signature, the rules loaded from them)
-
-
-def _rules() -> list[Any]:
-    """The screening rules, loaded (YAML read, compiled, checked against their examples) once while their files
-    stay the same: the gate screens every mail log's new messages each tick, and loading cost more than
-    screening (a catch-up tick loaded them once per mail log)."""
-    global _RULES
-    from gitive.daemon.screening import RULES_DIR, load_rules, user_rules_dir
-
-    signature = []
-    for source in (RULES_DIR, user_rules_dir()):
-        try:
-            paths = [source] if source.is_file() else sorted(source.iterdir()) if source.is_dir() else []
-            signature += [(str(p), st.st_mtime_ns, st.st_size) for p in paths if (st := p.stat())]
-        except OSError:
-            signature.append((str(source), None, None))
-    if _RULES is None or _RULES[0] != signature:
-        _RULES = (signature, load_rules())
-    return _RULES[1]
