@@ -9,12 +9,12 @@ steps, standing approvals, Outside paths) and ``sealed`` (scope keys, sealed rec
 scopes) and ``entries`` (``check_record`` and ``check_entry``). Families import nothing of this package.
 
 The JSON Schemas in ``refs_schema/`` say the same in a machine-readable form; tests hold the two together.
-Every name below is importable from ``gitive.core.records`` as it was when this was one module.
+Every name below is importable from ``gitive.core.records`` as it was when this was one module ; the constants it
+only imported (``LOG_NAMES``, ``MAX_SKEW_MS``, ``PROJECT_LOG_PREFIX``) are imported from ``gitive.constants``.
 """
 
 from __future__ import annotations
 
-from gitive.constants import LOG_NAMES, MAX_SKEW_MS, PROJECT_LOG_PREFIX  # importable here, as before
 from gitive.core.records.entries import ENTRY_VERSION, check_entry, check_record
 from gitive.core.records.fields import ACTORS, MAX_INT
 from gitive.core.records.gate import GATE_BRANCHES, URGENCIES
@@ -28,9 +28,8 @@ from gitive.core.records.projects import PROJECT_ROLES
 from gitive.core.records.roster import ROLES
 
 __all__ = [
-    "ACTORS", "ENTRY_VERSION", "FIELD_CAPS", "FIRING_REASONS", "GATE_BRANCHES", "KINDS", "LESSON_KINDS",
-    "LOG_NAMES", "MAX_INT", "MAX_MESSAGE_BODY", "MAX_SKEW_MS", "OBLIGATION_STATES", "PREPARED_STATES",
-    "PROJECT_LOG_PREFIX", "PROJECT_ROLES", "ROLES", "ROUTING_OUTCOMES", "STANDING_STATES", "TEAM_SCOPE",
-    "TYPE_CAPS", "URGENCIES", "VERDICTS", "check_entry", "check_log_name", "check_record", "check_scope",
+    "ACTORS", "ENTRY_VERSION", "FIELD_CAPS", "FIRING_REASONS", "GATE_BRANCHES", "KINDS", "LESSON_KINDS", "MAX_INT",
+    "MAX_MESSAGE_BODY", "OBLIGATION_STATES", "PREPARED_STATES", "PROJECT_ROLES", "ROLES", "ROUTING_OUTCOMES",
+    "STANDING_STATES", "TEAM_SCOPE", "TYPE_CAPS", "URGENCIES", "VERDICTS", "check_entry", "check_log_name", "check_record", "check_scope",
     "field_cap", "is_log_name", "project_log",
 ]
