@@ -9,7 +9,7 @@ steps, standing approvals, Outside paths) and ``sealed`` (scope keys, sealed rec
 scopes) and ``entries`` (``check_record`` and ``check_entry``). Families import nothing of this package.
 
 The JSON Schemas in ``refs_schema/`` say the same in a machine-readable form; tests hold the two together.
-Every name below is importable from ``gitive.core.records`` as it was when this was one module ; the constants it
+Every name below is importable from ``gitive.core.records`` as it was when this was one module; the constants it
 only imported (``LOG_NAMES``, ``MAX_SKEW_MS``, ``PROJECT_LOG_PREFIX``) are imported from ``gitive.constants``.
 """
 
